@@ -1,0 +1,5 @@
+"""Ready adapters: ``from jaxbridge.adapters import Doubling, LinearSolve, ...``."""
+
+from .doubling import Doubling as Doubling
+
+__all__ = ["Doubling"]

@@ -1,0 +1,134 @@
+"""``Adapter``: the base class users subclass to bring a host routine into JAX."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, ClassVar
+
+import jax
+import numpy as np
+
+from ._bridge import call, host_pullback
+from ._plan import arg_names
+from ._signature import bind_dims, core_shape, parse
+
+
+class Adapter:
+    """A NumPy/SciPy routine that runs on the host inside ``jit``, ``vmap`` and ``grad``.
+
+    Subclass it, set ``signature``, and write ``forward`` and ``backward`` with NumPy::
+
+        class Doubling(jaxbridge.Adapter):
+            signature = "()->()"
+            vectorized = True
+
+            def forward(self, x):
+                return 2 * x
+
+            def backward(self, res, g):
+                return (2 * g,)
+
+        double = Doubling()
+        jax.jit(jax.vmap(jax.grad(lambda x: double(x).sum())))(xs)
+
+    Static parameters are annotated class attributes; each subclass becomes a frozen
+    dataclass, so ``LinearSolve(assume_a="pos")`` is immutable, comparable and hashable.
+
+    Call an adapter on arrays whose trailing axes match ``signature``; leading axes are
+    batch axes and broadcast like a NumPy gufunc. Integer and bool arguments get no
+    gradient. Complex arguments are refused.
+    """
+
+    signature: ClassVar[str]
+    """NumPy gufunc signature of one call, e.g. ``"(m,n),(n)->(m)"``."""
+
+    vectorized: ClassVar[bool] = False
+    """True if ``forward`` and ``backward`` accept leading batch axes (broadcasting like a
+    gufunc). False: they see one core-shaped call at a time and the bridge loops on the host.
+    Either way, one ``vmap`` makes one host call."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "signature" in vars(cls):
+            parse(cls.signature)  # a malformed signature fails when the class is defined
+        dataclasses.dataclass(frozen=True)(cls)
+        init = cls.__init__
+
+        @functools.wraps(init)
+        def checked_init(self: Adapter, *args: Any, **kwargs: Any) -> None:
+            init(self, *args, **kwargs)
+            for field in dataclasses.fields(self):
+                try:
+                    hash(getattr(self, field.name))
+                except TypeError:
+                    raise TypeError(
+                        f"{type(self).__name__}: parameter '{field.name}' must be hashable "
+                        f"(static parameters are part of the adapter's identity), got "
+                        f"{type(getattr(self, field.name)).__name__}. Pass a tuple instead."
+                    ) from None
+
+        cls.__init__ = checked_init  # type: ignore[method-assign]
+
+    def forward(self, *args: np.ndarray) -> Any:
+        """Compute the outputs on the host. NumPy arrays in (read-only), NumPy arrays out.
+
+        Return one array per output in ``signature`` (a tuple if there are several), then
+        the residuals that ``residual_specs`` declares, all in one flat tuple. Results are
+        cast to the declared dtype within a kind (float64 to float32); another kind is an
+        error. Never call JAX from here.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must define `forward`.")
+
+    def backward(self, res: tuple[np.ndarray, ...], g: Any) -> tuple[Any, ...]:
+        """Compute the cotangents of the inputs on the host.
+
+        ``res`` is ``(*inputs, *outputs, *residuals)``; ``g`` is the cotangent of the output
+        (a tuple of them if there are several outputs). Return one cotangent per input,
+        shaped like that input, or ``None`` for zero. Integer inputs' entries are ignored.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} defines no `backward`, so it cannot be differentiated."
+        )
+
+    def pullback(self, res: tuple[jax.Array, ...], g: Any) -> tuple[jax.Array | None, ...]:
+        """The backward pass as JAX code; by default it calls ``backward`` on the host.
+
+        Override it to build the backward from other bridged calls that have backward
+        passes of their own: then the backward is itself differentiable and second
+        derivatives work. Same contract as ``backward``, with JAX arrays; ``res`` and ``g``
+        carry the call's batch axes in front.
+        """
+        return host_pullback(self, res, g)
+
+    def output_specs(self, *args: jax.ShapeDtypeStruct) -> Any:
+        """Core shapes and dtypes of the outputs, given those of the inputs.
+
+        The default sizes each output from ``signature`` and gives it the inputs' common
+        floating dtype (or their common dtype if none is floating). Override it when the
+        signature cannot say, e.g. for ``"(n)->(k)"``; return a ``jax.ShapeDtypeStruct`` or
+        a tuple of them.
+        """
+        owner = type(self).__name__
+        signature = parse(self.signature)
+        sizes = bind_dims(owner, arg_names(type(self)), signature.inputs, [a.shape for a in args])
+        dtypes = [a.dtype for a in args]
+        floating = [d for d in dtypes if np.issubdtype(d, np.floating)]
+        dtype = np.result_type(*(floating or dtypes))
+        return tuple(
+            jax.ShapeDtypeStruct(core_shape(owner, core, sizes), dtype)
+            for core in signature.outputs
+        )
+
+    def residual_specs(self, *args: jax.ShapeDtypeStruct) -> Any:
+        """Core shapes and dtypes of residuals that ``forward`` saves for ``backward``.
+
+        Default: none. Declare them (given the inputs' core specs) to have ``forward``
+        compute something once, an LU factorization say, and hand it to ``backward`` in
+        ``res`` after the inputs and outputs. They travel as JAX arrays, so they work under
+        ``jit`` and ``vmap`` and are freed with the rest of the computation.
+        """
+        return ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return call(self, args, kwargs)

@@ -1,0 +1,111 @@
+"""The shape of one adapter call, worked out once per trace from the argument shapes."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import jax
+import numpy as np
+
+from ._signature import bind_dims, parse
+
+if TYPE_CHECKING:
+    from ._adapter import Adapter
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a call needs to know about its arguments and results.
+
+    ``loop`` is the broadcast of the arguments' leading (non-core) axes. Each argument is
+    reshaped to ``padded`` (its loop axes padded with 1s to the same rank) so that the host
+    can broadcast them like a gufunc. ``args``, ``outputs`` and ``residuals`` hold core
+    shapes and dtypes.
+    """
+
+    owner: str
+    names: tuple[str, ...]
+    loop: tuple[int, ...]
+    padded: tuple[tuple[int, ...], ...]
+    args: tuple[jax.ShapeDtypeStruct, ...]
+    outputs: tuple[jax.ShapeDtypeStruct, ...]
+    residuals: tuple[jax.ShapeDtypeStruct, ...]
+
+    def batched(self, specs: Sequence[jax.ShapeDtypeStruct]) -> tuple[jax.ShapeDtypeStruct, ...]:
+        """``specs`` with the loop axes in front."""
+        return tuple(jax.ShapeDtypeStruct(self.loop + s.shape, s.dtype) for s in specs)
+
+
+def make_plan(adapter: Adapter, names: tuple[str, ...], args: Sequence[jax.Array]) -> Plan:
+    owner = type(adapter).__name__
+    signature = parse(adapter.signature)
+    shapes = tuple(tuple(a.shape) for a in args)
+    for name, arg in zip(names, args):
+        if np.issubdtype(arg.dtype, np.complexfloating):
+            raise TypeError(
+                f"{owner}: argument '{name}' is complex ({arg.dtype}); jaxbridge supports real "
+                "and integer arguments only. Pass the real and imaginary parts separately."
+            )
+    bind_dims(owner, names, signature.inputs, shapes)  # raises on shapes that contradict it
+    ranks = [len(core) for core in signature.inputs]
+    loops = [shape[: len(shape) - r] for shape, r in zip(shapes, ranks)]
+    try:
+        loop = np.broadcast_shapes(*loops)
+    except ValueError:
+        described = ", ".join(f"'{n}': {s}" for n, s in zip(names, loops))
+        raise ValueError(
+            f"{owner}: the leading (batch) axes of the arguments do not broadcast together "
+            f"({described}); signature {signature.text!r} says which axes are core."
+        ) from None
+    padded = tuple(
+        (1,) * (len(loop) - len(lp)) + shape for lp, shape in zip(loops, shapes)
+    )
+    core_args = tuple(
+        jax.ShapeDtypeStruct(shape[len(shape) - r :], arg.dtype)
+        for shape, r, arg in zip(shapes, ranks, args)
+    )
+    outputs = _declared(owner, "output_specs", adapter.output_specs(*core_args))
+    if len(outputs) != len(signature.outputs):
+        raise TypeError(
+            f"{owner}: output_specs gave {len(outputs)} specs, but signature "
+            f"{signature.text!r} has {len(signature.outputs)} outputs."
+        )
+    residuals = _declared(owner, "residual_specs", adapter.residual_specs(*core_args))
+    return Plan(owner, names, loop, padded, core_args, outputs, residuals)
+
+
+def _declared(owner: str, method: str, specs: object) -> tuple[jax.ShapeDtypeStruct, ...]:
+    """Normalise what an adapter declared: a tuple of specs with JAX's canonical dtypes."""
+    items = specs if isinstance(specs, (tuple, list)) else (specs,)
+    out = []
+    for spec in items:
+        if not (hasattr(spec, "shape") and hasattr(spec, "dtype")):
+            raise TypeError(
+                f"{owner}.{method} must return jax.ShapeDtypeStruct objects, got {spec!r}."
+            )
+        dtype = jax.dtypes.canonicalize_dtype(spec.dtype)
+        out.append(jax.ShapeDtypeStruct(tuple(spec.shape), dtype))
+    return tuple(out)
+
+
+@functools.cache
+def arg_names(cls: type) -> tuple[str, ...]:
+    """The names of ``cls.forward``'s arguments, checked against its signature."""
+    owner = cls.__name__
+    if not hasattr(cls, "signature"):
+        raise TypeError(f"{owner} must set `signature`, e.g. signature = '(n,n),(n)->(n)'.")
+    count = len(parse(cls.signature).inputs)
+    params = list(inspect.signature(cls.forward).parameters.values())[1:]
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return tuple(f"x{i}" for i in range(count))
+    names = tuple(p.name for p in params)
+    if len(names) != count:
+        raise TypeError(
+            f"{owner}.forward takes {len(names)} arguments {names}, but signature "
+            f"{cls.signature!r} has {count} inputs."
+        )
+    return names

@@ -1,0 +1,35 @@
+"""The one seam between jaxbridge and JAX's host-callback machinery.
+
+Traced calls (under ``jit``, ``vmap``, ``grad`` tracing, ``scan``...) go through
+``jax.pure_callback``; calls on concrete arrays run the host function directly, which is
+faster and lets the host's own exception reach the caller unchanged in type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+HostFunction = Callable[..., tuple[np.ndarray, ...]]
+
+
+def host_call(
+    function: HostFunction, result_specs: Sequence[jax.ShapeDtypeStruct], args: Sequence[jax.Array]
+) -> tuple[jax.Array, ...]:
+    """Call ``function`` on NumPy views of ``args``, returning JAX arrays of ``result_specs``.
+
+    Under ``vmap`` the host sees every batch axis at the front of every argument (size 1
+    where an argument is not batched) and makes one call for the whole batch.
+    """
+    if not any(isinstance(a, jax.core.Tracer) for a in args):
+        return tuple(jnp.asarray(r) for r in function(*(np.asarray(a) for a in args)))
+
+    def on_host(*arrays: jax.Array) -> tuple[np.ndarray, ...]:
+        return function(*(np.asarray(a) for a in arrays))
+
+    return tuple(
+        jax.pure_callback(on_host, tuple(result_specs), *args, vmap_method="expand_dims")
+    )
