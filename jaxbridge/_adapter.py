@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import jax
@@ -47,6 +48,12 @@ class Adapter:
     """True if ``forward`` and ``backward`` accept leading batch axes (broadcasting like a
     gufunc). False: they see one core-shaped call at a time and the bridge loops on the host.
     Either way, one ``vmap`` makes one host call."""
+
+    domains: ClassVar[Mapping[str, str]] = {}
+    """What valid inputs look like, by argument name, for ``jaxbridge.testing``'s input
+    strategies: ``"real"`` (the default), ``"positive"``, ``"away_from_zero"`` (for kinks at
+    0), ``"well_conditioned"`` (square, far from singular), ``"spd"`` (symmetric positive
+    definite) or ``"stable"`` (square, eigenvalues with negative real part)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

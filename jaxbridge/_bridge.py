@@ -65,7 +65,7 @@ def host_pullback(adapter: Adapter, res: tuple[jax.Array, ...], g: Any) -> tuple
         )
 
     specs = plan.batched([plan.args[i] for i in wanted])
-    computed = iter(host_call(on_host, specs, (*res, *cotangents)))
+    computed = iter(host_call(on_host, specs, (*res, *cotangents), plan.owner, "backward"))
     return tuple(next(computed) if i in wanted else None for i in range(len(names)))
 
 
@@ -94,19 +94,10 @@ def _differentiable(adapter: Adapter, plan: Plan) -> Any:
                 vectorized,
             )
 
-        return host_call(on_host, plan.batched(declared), args)
+        return host_call(on_host, plan.batched(declared), args, plan.owner, "forward")
 
-    @jax.custom_vjp
-    def bridged(*args: jax.Array) -> tuple[jax.Array, ...]:
-        return forward(args, ())
-
-    def bridged_fwd(*args: jax.Array) -> tuple[tuple[jax.Array, ...], tuple]:
-        results = forward(args, plan.residuals)
-        outputs = results[:n_out]
-        return outputs, (*args, *results)
-
-    def bridged_bwd(res: tuple, g: tuple) -> tuple[Any, ...]:
-        got = adapter.pullback(res, g if n_out > 1 else g[0])
+    def backward(res: tuple, g: tuple) -> tuple[Any, ...]:
+        got = adapter.pullback(res, g[0] if n_out == 1 else g[:n_out])
         if not isinstance(got, (tuple, list)) or len(got) != len(plan.args):
             raise TypeError(
                 f"{plan.owner}.pullback must return a tuple of {len(plan.args)} cotangents "
@@ -117,7 +108,22 @@ def _differentiable(adapter: Adapter, plan: Plan) -> Any:
             for name, ct, arg, shape in zip(plan.names, got, res, plan.padded)
         )
 
-    bridged.defvjp(bridged_fwd, bridged_bwd)
+    def saving(*args: jax.Array) -> tuple[tuple[jax.Array, ...], tuple]:
+        results = forward(args, plan.residuals)
+        return results, (*args, *results)
+
+    # Outputs and residuals together, differentiable in turn (residuals count as constants),
+    # so that a differentiable pullback gives second derivatives.
+    with_residuals = jax.custom_vjp(lambda *args: forward(args, plan.residuals))
+    with_residuals.defvjp(saving, backward)
+
+    def bridged_fwd(*args: jax.Array) -> tuple[tuple[jax.Array, ...], tuple]:
+        results = with_residuals(*args)
+        return results[:n_out], (*args, *results)
+
+    # The primal call alone skips the residuals: nothing extra crosses from the host.
+    bridged = jax.custom_vjp(lambda *args: forward(args, ()))
+    bridged.defvjp(bridged_fwd, backward)
     return bridged
 
 
