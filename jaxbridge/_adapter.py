@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -59,6 +60,13 @@ class Adapter:
         super().__init_subclass__(**kwargs)
         if "signature" in vars(cls):
             parse(cls.signature)  # a malformed signature fails when the class is defined
+        for name in ("signature", "vectorized", "domains"):
+            if name in inspect.get_annotations(cls):
+                # an annotation would turn it into a dataclass field, a per-instance value
+                raise TypeError(
+                    f"{cls.__name__}: write `{name} = ...` without a type annotation; it is "
+                    "a class setting, not a constructor parameter."
+                )
         dataclasses.dataclass(frozen=True)(cls)
         init = cls.__init__
 

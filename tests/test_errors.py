@@ -1,0 +1,167 @@
+"""Bad input and bad host results give clear errors naming the adapter, argument and shapes."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxbridge as jb
+from jaxbridge.adapters import Doubling, Linear
+
+
+class Faulty(jb.Adapter):
+    """Misbehaves on the host in the way ``fault`` names."""
+
+    signature = "(n)->(n)"
+    fault: str = "raise"
+
+    def forward(self, x):
+        if self.fault == "raise":
+            raise np.linalg.LinAlgError("Matrix is singular.")
+        if self.fault == "shape":
+            return x[:-1]
+        if self.fault == "kind":
+            return np.ones(x.shape, np.int64)
+        if self.fault == "count":
+            return x, x
+        return x
+
+    def backward(self, res, g):
+        if self.fault == "backward_shape":
+            return (g[:-1],)
+        if self.fault == "backward_count":
+            return g
+        raise ValueError("no gradient here")
+
+
+def test_wrong_number_of_arguments():
+    with pytest.raises(TypeError, match=r"Doubling takes 1 array arguments \(x\).*too many"):
+        Doubling()(1.0, 2.0)
+    with pytest.raises(TypeError, match=r"Linear takes 3 array arguments \(x, w, b\).*missing"):
+        Linear()(jnp.ones((2, 3)), jnp.ones((3, 2)))
+
+
+def test_core_shape_contradicting_the_signature_names_argument_and_shapes():
+    x, b = jnp.ones((4, 3)), jnp.ones(2)
+    with pytest.raises(ValueError, match=r"Linear: argument 'w' has shape \(4, 2\).*\(n, m\).*n = 3"):
+        jax.jit(Linear())(x, jnp.ones((4, 2)), b)
+    with pytest.raises(ValueError, match=r"Linear: argument 'x' should have core shape \(k, n\)"):
+        Linear()(jnp.ones(3), jnp.ones((3, 2)), b)
+
+
+def test_batch_axes_that_do_not_broadcast():
+    with pytest.raises(ValueError, match=r"Linear: the leading \(batch\) axes.*'x': \(2,\).*'w': \(3,\)"):
+        Linear()(jnp.ones((2, 4, 3)), jnp.ones((3, 3, 2)), jnp.ones(2))
+
+
+def test_non_array_argument():
+    with pytest.raises(TypeError, match=r"Doubling: argument 'x' must be an array, got str"):
+        Doubling()("two")
+
+
+def test_complex_arguments_are_refused():
+    with pytest.raises(TypeError, match=r"Doubling: argument 'x' is complex"):
+        Doubling()(jnp.ones(2, jnp.complex64))
+
+
+def test_host_exception_keeps_its_type_outside_jit():
+    with pytest.raises(np.linalg.LinAlgError, match=r"^Faulty.forward raised LinAlgError on the host: Matrix is singular"):
+        Faulty()(jnp.ones(3))
+
+
+def test_host_exception_inside_jit_names_adapter_and_original():
+    with pytest.raises(Exception, match=r"LinAlgError: Faulty.forward raised LinAlgError on the host: Matrix is singular"):
+        jax.block_until_ready(jax.jit(Faulty())(jnp.ones(3)))
+
+
+def test_host_exception_in_backward_outside_jit():
+    with pytest.raises(ValueError, match=r"^Faulty.backward raised ValueError on the host: no gradient"):
+        jax.grad(lambda x: Faulty("none")(x).sum())(jnp.ones(3))
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, jax.jit], ids=["eager", "jit"])
+def test_wrong_shape_from_host(transform):
+    with pytest.raises(Exception, match=r"Faulty: result 0 of forward has shape \(2,\), expected \(3,\)"):
+        jax.block_until_ready(transform(Faulty("shape"))(jnp.ones(3)))
+
+
+def test_wrong_shape_under_vmap_names_the_batched_shape():
+    with pytest.raises(Exception, match=r"Faulty: result 0 of forward has shape \(2,\), expected \(3,\)"):
+        jax.block_until_ready(jax.vmap(Faulty("shape"))(jnp.ones((4, 3))))
+
+
+def test_wrong_kind_from_host():
+    with pytest.raises(TypeError, match=r"Faulty: result 0 of forward has dtype int64, but float32 was declared"):
+        Faulty("kind")(jnp.ones(3, jnp.float32))
+
+
+def test_wrong_number_of_results():
+    with pytest.raises(TypeError, match=r"Faulty: forward returned 2 values, expected 1"):
+        Faulty("count")(jnp.ones(3))
+
+
+def test_backward_returning_wrong_shape_or_count():
+    with pytest.raises(ValueError, match=r"Faulty: result 0 of backward has shape \(2,\), expected \(3,\)"):
+        jax.grad(lambda x: Faulty("backward_shape")(x).sum())(jnp.ones(3))
+    with pytest.raises(TypeError, match=r"Faulty.backward must return a tuple of 1 cotangents"):
+        jax.grad(lambda x: Faulty("backward_count")(x).sum())(jnp.ones(3))
+
+
+def test_adapter_without_backward_cannot_be_differentiated():
+    class NoBackward(jb.Adapter):
+        signature = "()->()"
+
+        def forward(self, x):
+            return x
+
+    with pytest.raises(NotImplementedError, match="NoBackward defines no `backward`"):
+        jax.grad(NoBackward())(1.0)
+
+
+def test_malformed_signature_fails_when_the_class_is_defined():
+    with pytest.raises(ValueError, match=r"'\(n\)->' is not a gufunc signature"):
+
+        class Broken(jb.Adapter):
+            signature = "(n)->"
+
+
+def test_forward_arity_must_match_signature():
+    class Mismatch(jb.Adapter):
+        signature = "(n),(n)->(n)"
+
+        def forward(self, x):
+            return x
+
+    with pytest.raises(TypeError, match=r"Mismatch.forward takes 1 arguments \('x',\), but signature"):
+        Mismatch()(jnp.ones(2), jnp.ones(2))
+
+
+def test_output_the_signature_cannot_size():
+    class Unsized(jb.Adapter):
+        signature = "(n)->(k)"
+
+        def forward(self, x):
+            return x
+
+    with pytest.raises(ValueError, match=r"Unsized: output dimension 'k' appears in no input.*output_specs"):
+        Unsized()(jnp.ones(2))
+
+
+def test_unhashable_static_parameter():
+    class Scaled(jb.Adapter):
+        signature = "()->()"
+        factors: object = ()
+
+        def forward(self, x):
+            return x
+
+    with pytest.raises(TypeError, match=r"Scaled: parameter 'factors' must be hashable.*got list"):
+        Scaled(factors=[1, 2])
+
+
+def test_annotated_class_setting_is_refused():
+    with pytest.raises(TypeError, match=r"Annotated: write `vectorized = \.\.\.` without a type"):
+
+        class Annotated(jb.Adapter):
+            signature = "()->()"
+            vectorized: bool = True

@@ -1,0 +1,225 @@
+"""The subclassing contract: parameters, residuals, batching, several outputs, dtypes."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _cases import assert_close
+
+import jaxbridge as jb
+
+CALLS: list[tuple[str, tuple]] = []  # (method, shapes seen) for every host call below
+
+
+class Norms(jb.Adapter):
+    """Two outputs: the norm and the unit vector; records each host call and what it saw."""
+
+    signature = "(n)->(),(n)"
+
+    def forward(self, x):
+        CALLS.append(("forward", (x.shape,), type(x)))
+        norm = np.sqrt(np.sum(x * x, axis=-1))
+        return norm, x / norm[..., None]
+
+    def backward(self, res, g):
+        x, norm, unit = res
+        g_norm, g_unit = g
+        CALLS.append(("backward", (x.shape, g_norm.shape), type(x)))
+        radial = np.sum(g_unit * unit, axis=-1)
+        return (g_norm[..., None] * unit + (g_unit - radial[..., None] * unit) / norm[..., None],)
+
+
+class VectorizedNorms(Norms):
+    vectorized = True
+
+
+def _reference(x):
+    norm = jnp.linalg.norm(x, axis=-1)
+    return norm, x / norm[..., None]
+
+
+def _loss(f):
+    def loss(x):
+        norm, unit = f(x)
+        return jnp.sum(jnp.sin(norm)) + jnp.sum(jnp.cos(unit) * jnp.arange(3.0))
+
+    return loss
+
+
+@pytest.mark.parametrize("adapter", [Norms(), VectorizedNorms()], ids=["loop", "vectorized"])
+def test_one_host_call_per_vmap_forward_and_backward(adapter):
+    with jax.enable_x64(True):
+        xs = jnp.asarray(np.random.default_rng(0).normal(size=(64, 3)))
+        CALLS.clear()
+        got = jax.jit(jax.vmap(jax.grad(_loss(adapter))))(xs)
+        methods = [c[0] for c in CALLS]
+        if adapter.vectorized:
+            assert methods == ["forward", "backward"]
+            assert CALLS[0][1] == ((64, 3),)
+        else:  # one host call each, looping inside it: the method sees one element at a time
+            assert methods == ["forward"] * 64 + ["backward"] * 64
+            assert {c[1] for c in CALLS} == {((3,),), ((3,), ())}
+        assert all(c[2] is np.ndarray for c in CALLS)
+        assert_close(got, jax.vmap(jax.grad(_loss(_reference)))(xs))
+
+
+def test_one_callback_per_vmap_in_the_compiled_program():
+    xs = jnp.ones((64, 3))
+    text = jax.jit(jax.vmap(jax.grad(_loss(Norms())))).lower(xs).as_text()
+    assert text.count("xla_python_cpu_callback") + text.count("xla_ffi_python_cpu_callback") == 2
+
+
+def test_several_outputs_and_their_cotangents():
+    with jax.enable_x64(True):
+        x = jnp.array([3.0, -4.0, 12.0])
+        norm, unit = Norms()(x)
+        assert_close((norm, unit), _reference(x))
+        assert_close(jax.grad(_loss(Norms()))(x), jax.grad(_loss(_reference))(x))
+        # only one output used: the other's cotangent arrives as zeros
+        assert_close(jax.grad(lambda x: Norms()(x)[0])(x), x / 13.0)
+
+
+def test_gufunc_batch_axes_broadcast_and_gradients_keep_argument_shapes():
+    from jaxbridge.adapters import Linear
+
+    with jax.enable_x64(True):
+        rng = np.random.default_rng(1)
+        x = jnp.asarray(rng.normal(size=(2, 1, 4, 3)))  # batch (2, 1)
+        w = jnp.asarray(rng.normal(size=(5, 3, 2)))  # batch (5,)
+        b = jnp.asarray(rng.normal(size=(2,)))  # no batch
+        out = Linear()(x, w, b)
+        assert out.shape == (2, 5, 4, 2)
+
+        def loss(f):
+            return lambda x, w, b: jnp.sum(jnp.sin(f(x, w, b)))
+
+        got = jax.jit(jax.grad(loss(Linear()), (0, 1, 2)))(x, w, b)
+        ref = jax.grad(loss(lambda x, w, b: x @ w + b), (0, 1, 2))(x, w, b)
+        assert [g.shape for g in got] == [x.shape, w.shape, b.shape]
+        assert_close(got, ref)
+
+
+class CountingSolve(jb.Adapter):
+    """Saves an LU factorization as a residual and checks the backward gets that very one."""
+
+    signature = "(n,n),(n)->(n)"
+
+    def residual_specs(self, a, b):
+        n = a.shape[-1]
+        return jax.ShapeDtypeStruct((n, n), a.dtype), jax.ShapeDtypeStruct((n,), np.int32)
+
+    def forward(self, a, b):
+        import scipy.linalg
+
+        CALLS.append(("factorize", (a.shape,), type(a)))
+        lu, piv = scipy.linalg.lu_factor(a)
+        return scipy.linalg.lu_solve((lu, piv), b), lu, piv
+
+    def backward(self, res, g):
+        import scipy.linalg
+
+        a, b, x, lu, piv = res
+        assert piv.dtype == np.int32
+        np.testing.assert_array_equal(lu, scipy.linalg.lu_factor(a)[0])
+        lam = scipy.linalg.lu_solve((lu, piv), g, trans=1)
+        return -np.outer(lam, x), lam
+
+
+def test_residuals_are_computed_once_and_reach_backward():
+    with jax.enable_x64(True):
+        rng = np.random.default_rng(2)
+        a, b = jnp.asarray(rng.normal(size=(4, 4)) + 4 * np.eye(4)), jnp.asarray(rng.normal(size=4))
+        loss = lambda f: lambda a, b: jnp.sum(jnp.sin(f(a, b)))  # noqa: E731
+        CALLS.clear()
+        got = jax.jit(jax.grad(loss(CountingSolve()), (0, 1)))(a, b)
+        assert [c[0] for c in CALLS] == ["factorize"]
+        assert_close(got, jax.grad(loss(jnp.linalg.solve), (0, 1))(a, b))
+        # the primal call alone asks nothing of the residuals
+        assert_close(jax.jit(CountingSolve())(a, b), jnp.linalg.solve(a, b))
+
+
+class Power(jb.Adapter):
+    """``x ** k`` with an integer exponent argument, which gets no gradient."""
+
+    signature = "(),()->()"
+    vectorized = True
+
+    def forward(self, x, k):
+        return x**k
+
+    def backward(self, res, g):
+        x, k, _ = res
+        return g * k * x ** (k - 1), None
+
+
+def test_integer_arguments_get_float0_gradients():
+    x, k = jnp.array([1.5, 2.0]), jnp.array([2, 3])
+    gx, gk = jax.grad(lambda x, k: Power()(x, k).sum(), (0, 1), allow_int=True)(x, k)
+    np.testing.assert_allclose(gx, [3.0, 12.0], rtol=1e-6)
+    assert gk.dtype == jax.dtypes.float0 and gk.shape == (2,)
+    assert Power()(x, k).dtype == x.dtype  # outputs take the floating inputs' dtype
+
+
+class Histogram(jb.Adapter):
+    """An output the signature cannot size: ``output_specs`` says what it is."""
+
+    signature = "(n)->(k)"
+    bins: int = 4
+
+    def output_specs(self, x):
+        return jax.ShapeDtypeStruct((self.bins,), x.dtype)
+
+    def forward(self, x):
+        return np.histogram(x, bins=self.bins, range=(0, 1))[0].astype(x.dtype)
+
+
+def test_output_specs_override_sizes_outputs():
+    x = jnp.array([0.1, 0.2, 0.6, 0.9, 0.95])
+    np.testing.assert_array_equal(Histogram()(x), [2, 0, 1, 2])
+    np.testing.assert_array_equal(jax.jit(Histogram(bins=2))(x), [2, 3])
+    assert jax.vmap(Histogram())(jnp.stack([x, x])).shape == (2, 4)
+
+
+def test_static_parameters_are_frozen_comparable_and_hashable():
+    assert Histogram(bins=3) == Histogram(bins=3) != Histogram(bins=4)
+    assert hash(Histogram(bins=3)) == hash(Histogram(bins=3))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Histogram().bins = 5  # type: ignore[misc]
+
+
+def test_arguments_by_keyword():
+    from jaxbridge.adapters import Linear
+
+    x, w, b = jnp.ones((2, 3)), jnp.ones((3, 4)), jnp.arange(4.0)
+    assert_close(Linear()(x, b=b, w=w), x @ w + b, np.float32)
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x64-off", "x64-on"])
+def test_host_float64_result_is_cast_to_the_declared_float32(x64):
+    class Float64Host(jb.Adapter):
+        signature = "()->()"
+        vectorized = True
+
+        def forward(self, x):
+            return np.asarray(x, np.float64) / 3
+
+    with jax.enable_x64(x64):
+        x = jnp.array([1.0, 2.0], jnp.float32)
+        for out in (Float64Host()(x), jax.jit(Float64Host())(x)):
+            assert out.dtype == jnp.float32
+            np.testing.assert_allclose(out, np.float32([1 / 3, 2 / 3]), rtol=1e-7)
+
+
+def test_host_sees_plain_read_only_numpy():
+    class Inspect(jb.Adapter):
+        signature = "()->()"
+
+        def forward(self, x):
+            assert type(x) is np.ndarray
+            with pytest.raises(ValueError, match="read-only"):
+                x[...] = 0
+            return x + 1
+
+    np.testing.assert_array_equal(jax.jit(Inspect())(jnp.array(1.0)), 2.0)
