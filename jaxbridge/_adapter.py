@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import functools
+import inspect
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -71,7 +71,7 @@ class Adapter:
         init = cls.__init__
 
         @functools.wraps(init)
-        def checked_init(self: Adapter, *args: Any, **kwargs: Any) -> None:
+        def checked_init(self: Any, *args: Any, **kwargs: Any) -> None:
             init(self, *args, **kwargs)
             for field in dataclasses.fields(self):
                 try:
@@ -126,7 +126,9 @@ class Adapter:
         """
         owner = type(self).__name__
         signature = parse(self.signature)
-        sizes = bind_dims(owner, arg_names(type(self)), signature.inputs, [a.shape for a in args])
+        sizes = bind_dims(
+            owner, arg_names(type(self)), signature.inputs, tuple(a.shape for a in args)
+        )
         dtypes = [a.dtype for a in args]
         floating = [d for d in dtypes if np.issubdtype(d, np.floating)]
         dtype = np.result_type(*(floating or dtypes))

@@ -39,8 +39,10 @@ def host_pullback(adapter: Adapter, res: tuple[jax.Array, ...], g: Any) -> tuple
     ranks = [len(s.shape) for s in (*plan.args, *plan.outputs, *plan.residuals, *plan.outputs)]
 
     def compute(values: Sequence[np.ndarray]) -> list[object]:
-        g_host = tuple(values[n_res:])
-        got = adapter.backward(tuple(values[:n_res]), g_host if len(g_host) > 1 else g_host[0])
+        g_host = list(values[n_res:])
+        got = adapter.backward(
+            tuple(values[:n_res]), tuple(g_host) if len(g_host) > 1 else g_host[0]
+        )
         if not isinstance(got, (tuple, list)) or len(got) != len(names):
             raise TypeError(
                 f"{plan.owner}.backward must return a tuple of {len(names)} cotangents (one "

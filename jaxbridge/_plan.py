@@ -61,9 +61,7 @@ def make_plan(adapter: Adapter, names: tuple[str, ...], args: Sequence[jax.Array
             f"{owner}: the leading (batch) axes of the arguments do not broadcast together "
             f"({described}); signature {signature.text!r} says which axes are core."
         ) from None
-    padded = tuple(
-        (1,) * (len(loop) - len(lp)) + shape for lp, shape in zip(loops, shapes)
-    )
+    padded = tuple((1,) * (len(loop) - len(lp)) + shape for lp, shape in zip(loops, shapes))
     core_args = tuple(
         jax.ShapeDtypeStruct(shape[len(shape) - r :], arg.dtype)
         for shape, r, arg in zip(shapes, ranks, args)
@@ -83,7 +81,7 @@ def _declared(owner: str, method: str, specs: object) -> tuple[jax.ShapeDtypeStr
     items = specs if isinstance(specs, (tuple, list)) else (specs,)
     out = []
     for spec in items:
-        if not (hasattr(spec, "shape") and hasattr(spec, "dtype")):
+        if not isinstance(spec, jax.ShapeDtypeStruct):
             raise TypeError(
                 f"{owner}.{method} must return jax.ShapeDtypeStruct objects, got {spec!r}."
             )

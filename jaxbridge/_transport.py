@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 
 HostFunction = Callable[..., tuple[np.ndarray, ...]]
 
@@ -29,7 +30,7 @@ def host_call(
     where an argument is not batched) and makes one call for the whole batch. ``owner`` and
     ``method`` name the adapter's method for errors.
     """
-    if not any(isinstance(a, jax.core.Tracer) for a in args):
+    if not any(isinstance(a, Tracer) for a in args):
         return tuple(jnp.asarray(r) for r in function(*(np.asarray(a) for a in args)))
 
     def on_host(*arrays: jax.Array) -> tuple[np.ndarray, ...]:

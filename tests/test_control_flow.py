@@ -31,13 +31,19 @@ def _checkpoint_loss(f):
 def _cond_loss(f):
     def loss(*args):
         out = f(*args)
-        return jax.lax.cond(jnp.sum(out) > -1e9, lambda o: jnp.sum(o**2), lambda o: 0.0 * jnp.sum(o), out)
+        return jax.lax.cond(
+            jnp.sum(out) > -1e9, lambda o: jnp.sum(o**2), lambda o: 0.0 * jnp.sum(o), out
+        )
 
     return loss
 
 
-WRAPPERS = {"scan": _scan_loss, "fori_loop": _fori_loss, "checkpoint": _checkpoint_loss,
-            "cond": _cond_loss}
+WRAPPERS = {
+    "scan": _scan_loss,
+    "fori_loop": _fori_loss,
+    "checkpoint": _checkpoint_loss,
+    "cond": _cond_loss,
+}
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

@@ -43,14 +43,18 @@ def test_wrong_number_of_arguments():
 
 def test_core_shape_contradicting_the_signature_names_argument_and_shapes():
     x, b = jnp.ones((4, 3)), jnp.ones(2)
-    with pytest.raises(ValueError, match=r"Linear: argument 'w' has shape \(4, 2\).*\(n, m\).*n = 3"):
+    with pytest.raises(
+        ValueError, match=r"Linear: argument 'w' has shape \(4, 2\).*\(n, m\).*n = 3"
+    ):
         jax.jit(Linear())(x, jnp.ones((4, 2)), b)
     with pytest.raises(ValueError, match=r"Linear: argument 'x' should have core shape \(k, n\)"):
         Linear()(jnp.ones(3), jnp.ones((3, 2)), b)
 
 
 def test_batch_axes_that_do_not_broadcast():
-    with pytest.raises(ValueError, match=r"Linear: the leading \(batch\) axes.*'x': \(2,\).*'w': \(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"Linear: the leading \(batch\) axes.*'x': \(2,\).*'w': \(3,\)"
+    ):
         Linear()(jnp.ones((2, 4, 3)), jnp.ones((3, 3, 2)), jnp.ones(2))
 
 
@@ -65,33 +69,47 @@ def test_complex_arguments_are_refused():
 
 
 def test_host_exception_keeps_its_type_outside_jit():
-    with pytest.raises(np.linalg.LinAlgError, match=r"^Faulty.forward raised LinAlgError on the host: Matrix is singular"):
+    with pytest.raises(
+        np.linalg.LinAlgError,
+        match=r"^Faulty.forward raised LinAlgError on the host: Matrix is singular",
+    ):
         Faulty()(jnp.ones(3))
 
 
 def test_host_exception_inside_jit_names_adapter_and_original():
-    with pytest.raises(Exception, match=r"LinAlgError: Faulty.forward raised LinAlgError on the host: Matrix is singular"):
+    with pytest.raises(
+        Exception,
+        match=r"LinAlgError: Faulty.forward raised LinAlgError on the host: Matrix is singular",
+    ):
         jax.block_until_ready(jax.jit(Faulty())(jnp.ones(3)))
 
 
 def test_host_exception_in_backward_outside_jit():
-    with pytest.raises(ValueError, match=r"^Faulty.backward raised ValueError on the host: no gradient"):
+    with pytest.raises(
+        ValueError, match=r"^Faulty.backward raised ValueError on the host: no gradient"
+    ):
         jax.grad(lambda x: Faulty("none")(x).sum())(jnp.ones(3))
 
 
 @pytest.mark.parametrize("transform", [lambda f: f, jax.jit], ids=["eager", "jit"])
 def test_wrong_shape_from_host(transform):
-    with pytest.raises(Exception, match=r"Faulty: result 0 of forward has shape \(2,\), expected \(3,\)"):
+    with pytest.raises(
+        Exception, match=r"Faulty: result 0 of forward has shape \(2,\), expected \(3,\)"
+    ):
         jax.block_until_ready(transform(Faulty("shape"))(jnp.ones(3)))
 
 
 def test_wrong_shape_under_vmap_names_the_batched_shape():
-    with pytest.raises(Exception, match=r"Faulty: result 0 of forward has shape \(2,\), expected \(3,\)"):
+    with pytest.raises(
+        Exception, match=r"Faulty: result 0 of forward has shape \(2,\), expected \(3,\)"
+    ):
         jax.block_until_ready(jax.vmap(Faulty("shape"))(jnp.ones((4, 3))))
 
 
 def test_wrong_kind_from_host():
-    with pytest.raises(TypeError, match=r"Faulty: result 0 of forward has dtype int64, but float32 was declared"):
+    with pytest.raises(
+        TypeError, match=r"Faulty: result 0 of forward has dtype int64, but float32 was declared"
+    ):
         Faulty("kind")(jnp.ones(3, jnp.float32))
 
 
@@ -101,7 +119,9 @@ def test_wrong_number_of_results():
 
 
 def test_backward_returning_wrong_shape_or_count():
-    with pytest.raises(ValueError, match=r"Faulty: result 0 of backward has shape \(2,\), expected \(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"Faulty: result 0 of backward has shape \(2,\), expected \(3,\)"
+    ):
         jax.grad(lambda x: Faulty("backward_shape")(x).sum())(jnp.ones(3))
     with pytest.raises(TypeError, match=r"Faulty.backward must return a tuple of 1 cotangents"):
         jax.grad(lambda x: Faulty("backward_count")(x).sum())(jnp.ones(3))
@@ -132,7 +152,9 @@ def test_forward_arity_must_match_signature():
         def forward(self, x):
             return x
 
-    with pytest.raises(TypeError, match=r"Mismatch.forward takes 1 arguments \('x',\), but signature"):
+    with pytest.raises(
+        TypeError, match=r"Mismatch.forward takes 1 arguments \('x',\), but signature"
+    ):
         Mismatch()(jnp.ones(2), jnp.ones(2))
 
 
@@ -143,7 +165,9 @@ def test_output_the_signature_cannot_size():
         def forward(self, x):
             return x
 
-    with pytest.raises(ValueError, match=r"Unsized: output dimension 'k' appears in no input.*output_specs"):
+    with pytest.raises(
+        ValueError, match=r"Unsized: output dimension 'k' appears in no input.*output_specs"
+    ):
         Unsized()(jnp.ones(2))
 
 

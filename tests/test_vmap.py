@@ -10,8 +10,10 @@ from _cases import CASES, IDS, assert_close, projected
 
 
 def _batched(case, size=3, seed=1):
-    return tuple(jnp.stack([a] * size) * (1 + jnp.arange(size).reshape((size,) + (1,) * a.ndim))
-                 for a in case.args(seed=seed))
+    return tuple(
+        jnp.stack([a] * size) * (1 + jnp.arange(size).reshape((size,) + (1,) * a.ndim))
+        for a in case.args(seed=seed)
+    )
 
 
 def _in_axes_choices(n):
@@ -33,8 +35,9 @@ def test_vmap_forward_every_in_axes(case):
 def test_vmap_of_grad_every_in_axes(case):
     with jax.enable_x64(True):
         plain, batched = case.args(), _batched(case)
-        ct = jnp.asarray(np.random.default_rng(3).normal(
-            size=jax.eval_shape(case.reference, *plain).shape))
+        ct = jnp.asarray(
+            np.random.default_rng(3).normal(size=jax.eval_shape(case.reference, *plain).shape)
+        )
         argnums = tuple(range(len(plain)))
         for in_axes in _in_axes_choices(len(plain)):
             args = [b if ax == 0 else p for ax, p, b in zip(in_axes, plain, batched)]
