@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -55,16 +56,15 @@ def host_pullback(adapter: Adapter, res: tuple[jax.Array, ...], g: Any) -> tuple
             for i in wanted
         ]
 
-    def on_host(*values: np.ndarray) -> tuple[np.ndarray, ...]:
-        return run_batched(
-            plan.owner,
-            "backward",
-            compute,
-            values,
-            ranks,
-            [(plan.args[i].shape, plan.args[i].dtype) for i in wanted],
-            type(adapter).vectorized,
-        )
+    on_host = functools.partial(
+        run_batched,
+        plan.owner,
+        "backward",
+        compute,
+        ranks,
+        [(plan.args[i].shape, plan.args[i].dtype) for i in wanted],
+        type(adapter).vectorized,
+    )
 
     specs = plan.batched([plan.args[i] for i in wanted])
     computed = iter(host_call(on_host, specs, (*res, *cotangents), plan.owner, "backward"))
@@ -85,16 +85,15 @@ def _differentiable(adapter: Adapter, plan: Plan) -> Any:
             # residuals the primal call does not need are dropped here, on the host
             return items[: len(declared)] if len(items) == n_out + len(plan.residuals) else items
 
-        def on_host(*values: np.ndarray) -> tuple[np.ndarray, ...]:
-            return run_batched(
-                plan.owner,
-                "forward",
-                compute,
-                values,
-                ranks,
-                [(s.shape, s.dtype) for s in declared],
-                vectorized,
-            )
+        on_host = functools.partial(
+            run_batched,
+            plan.owner,
+            "forward",
+            compute,
+            ranks,
+            [(s.shape, s.dtype) for s in declared],
+            vectorized,
+        )
 
         return host_call(on_host, plan.batched(declared), args, plan.owner, "forward")
 

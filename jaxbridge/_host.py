@@ -28,12 +28,21 @@ def host_error(owner: str, method: str, error: Exception) -> Exception:
 
 
 def conform(
-    owner: str, what: str, value: object, shape: tuple[int, ...], core_rank: int, dtype: np.dtype
+    owner: str,
+    method: str,
+    index: int,
+    value: object,
+    shape: tuple[int, ...],
+    core_rank: int,
+    dtype: np.dtype,
 ) -> np.ndarray:
     """Check one host result against its declared shape and dtype, casting within a kind.
 
     Leading batch axes may broadcast (gufunc semantics); core axes must match exactly.
     """
+    if type(value) is np.ndarray and value.shape == shape and value.dtype == dtype:
+        return value  # the common case, kept cheap: this runs on every call
+    what = f"result {index} of {method}"
     array = np.asarray(value)
     if array.dtype.kind != dtype.kind:
         raise TypeError(
@@ -57,10 +66,10 @@ def run_batched(
     owner: str,
     method: str,
     compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
-    arrays: Sequence[np.ndarray],
     core_ranks: Sequence[int],
     results: Sequence[tuple[tuple[int, ...], np.dtype]],
     vectorized: bool,
+    arrays: Sequence[np.ndarray],
 ) -> tuple[np.ndarray, ...]:
     """Run ``compute`` over the broadcast batch of ``arrays`` in one host call.
 
@@ -69,31 +78,40 @@ def run_batched(
     once; any other sees one core-shaped element at a time, looped here.
     """
     batches = [a.shape[: a.ndim - r] for a, r in zip(arrays, core_ranks)]
-    batch = np.broadcast_shapes(*batches)
-
-    def checked(values: Sequence[np.ndarray], shape_of: Callable[[tuple[int, ...]], tuple]):
-        try:
-            got = compute(values)
-        except Exception as error:
-            raise host_error(owner, method, error) from error
-        if len(got) != len(results):
-            raise TypeError(
-                f"{owner}: {method} returned {len(got)} values, expected {len(results)}."
-            )
-        return [
-            conform(owner, f"result {i} of {method}", v, shape_of(core), len(core), dtype)
-            for i, (v, (core, dtype)) in enumerate(zip(got, results))
-        ]
-
+    same = batches.count(batches[0]) == len(batches)
+    batch = batches[0] if same else np.broadcast_shapes(*batches)
     if vectorized or not batch:
-        return tuple(checked(arrays, lambda core: batch + core))
+        return _checked(owner, method, compute, arrays, results, batch)
 
     outs = tuple(np.empty(batch + core, dtype) for core, dtype in results)
     for index in np.ndindex(*batch):
         elements = [a[_element(index, b)] for a, b in zip(arrays, batches)]
-        for out, value in zip(outs, checked(elements, lambda core: core)):
+        for out, value in zip(outs, _checked(owner, method, compute, elements, results, ())):
             out[index] = value
     return outs
+
+
+def _checked(
+    owner: str,
+    method: str,
+    compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
+    values: Sequence[np.ndarray],
+    results: Sequence[tuple[tuple[int, ...], np.dtype]],
+    batch: tuple[int, ...],
+) -> tuple[np.ndarray, ...]:
+    """``compute(values)``, its errors attributed to the adapter and its results checked."""
+    try:
+        got = compute(values)
+    except Exception as error:
+        raise host_error(owner, method, error) from error
+    if len(got) != len(results):
+        raise TypeError(f"{owner}: {method} returned {len(got)} values, expected {len(results)}.")
+    return tuple(
+        [
+            conform(owner, method, i, value, batch + core, len(core), dtype)
+            for i, (value, (core, dtype)) in enumerate(zip(got, results))
+        ]
+    )
 
 
 def _element(index: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, ...]:

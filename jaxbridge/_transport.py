@@ -1,12 +1,23 @@
 """The one seam between jaxbridge and JAX's host-callback machinery.
 
-Traced calls (under ``jit``, ``vmap``, ``grad`` tracing, ``scan``...) go through
-``jax.pure_callback``; calls on concrete arrays run the host function directly, which is
-faster and lets the host's own exception reach the caller unchanged in type.
+Calls on concrete arrays run the host function directly: fastest, and the host's own
+exception reaches the caller unchanged in type. Traced calls (under ``jit``, ``vmap``,
+``grad``, ``scan``...) go through one of two transports:
+
+- ``"buffer_callback"``: ``jax.experimental.buffer_callback`` hands the host zero-copy
+  NumPy views of XLA's CPU buffers and the results are written in place. CPU only.
+- ``"pure_callback"``: ``jax.pure_callback``, portable (CPU, GPU, TPU) but it copies every
+  argument with ``device_put`` on each call.
+
+``"auto"`` (the default) takes ``buffer_callback`` when the default backend is the CPU.
+Choose with ``jaxbridge.set_transport`` or the environment variable ``JAXBRIDGE_TRANSPORT``;
+the choice is read when a call is traced, so jitted functions keep the transport they were
+traced with.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 import jax
@@ -14,7 +25,30 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-HostFunction = Callable[..., tuple[np.ndarray, ...]]
+HostFunction = Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]
+TRANSPORTS = ("auto", "buffer_callback", "pure_callback")
+
+_transport = "auto"
+
+
+def set_transport(name: str) -> None:
+    """Choose how traced calls reach the host: ``"auto"``, ``"buffer_callback"`` or
+    ``"pure_callback"`` (see the module docstring). Affects calls traced from now on."""
+    global _transport
+    if name not in TRANSPORTS:
+        raise ValueError(f"jaxbridge transport must be one of {TRANSPORTS}, got {name!r}.")
+    if name == "buffer_callback" and _buffer_callback() is None:
+        raise ValueError("the buffer_callback transport needs jax.experimental.buffer_callback.")
+    _transport = name
+
+
+def transport() -> str:
+    """The transport that a call traced now would use."""
+    if _transport == "pure_callback" or _buffer_callback() is None:
+        return "pure_callback"
+    if _transport == "buffer_callback" or jax.default_backend() == "cpu":
+        return "buffer_callback"
+    return "pure_callback"
 
 
 def host_call(
@@ -24,26 +58,61 @@ def host_call(
     owner: str,
     method: str,
 ) -> tuple[jax.Array, ...]:
-    """Call ``function`` on NumPy views of ``args``, returning JAX arrays of ``result_specs``.
+    """Call ``function`` on a list of NumPy views of ``args``; return arrays of ``result_specs``.
 
     Under ``vmap`` the host sees every batch axis at the front of every argument (size 1
     where an argument is not batched) and makes one call for the whole batch. ``owner`` and
     ``method`` name the adapter's method for errors.
     """
     if not any(isinstance(a, Tracer) for a in args):
-        return tuple(jnp.asarray(r) for r in function(*(np.asarray(a) for a in args)))
-
-    def on_host(*arrays: jax.Array) -> tuple[np.ndarray, ...]:
-        return function(*(np.asarray(a) for a in arrays))
-
+        return tuple(jnp.asarray(r) for r in function([np.asarray(a) for a in args]))
     try:
-        return tuple(
-            jax.pure_callback(on_host, tuple(result_specs), *args, vmap_method="expand_dims")
-        )
+        if transport() == "buffer_callback":
+            return _through_buffers(function, result_specs, args)
+        return _through_pure_callback(function, result_specs, args)
     except ValueError as error:
         if "do not support JVP" not in str(error):
             raise
         raise TypeError(_NOT_DIFFERENTIABLE[method].format(owner=owner)) from None
+
+
+def _through_pure_callback(
+    function: HostFunction, specs: Sequence[jax.ShapeDtypeStruct], args: Sequence[jax.Array]
+) -> tuple[jax.Array, ...]:
+    def on_host(*arrays: jax.Array) -> tuple[np.ndarray, ...]:
+        return function([np.asarray(a) for a in arrays])
+
+    return tuple(jax.pure_callback(on_host, tuple(specs), *args, vmap_method="expand_dims"))
+
+
+def _through_buffers(
+    function: HostFunction, specs: Sequence[jax.ShapeDtypeStruct], args: Sequence[jax.Array]
+) -> tuple[jax.Array, ...]:
+    buffer_callback = _buffer_callback()
+    assert buffer_callback is not None
+
+    def on_host(_context: object, outs: Sequence[object], *buffers: object) -> None:
+        results = function([_read_only(b) for b in buffers])
+        for out, result in zip(outs, results, strict=True):
+            np.asarray(out)[...] = result
+
+    call = buffer_callback(on_host, tuple(specs), vmap_method="expand_dims")
+    return tuple(call(*args))
+
+
+def _read_only(buffer: object) -> np.ndarray:
+    # the views alias XLA's own buffers: host code writing to one would corrupt a JAX array
+    view = np.asarray(buffer)
+    view.flags.writeable = False
+    return view
+
+
+def _buffer_callback() -> Callable[..., Callable[..., Sequence[jax.Array]]] | None:
+    try:
+        from jax.experimental.buffer_callback import buffer_callback
+    except ImportError:  # older JAX: pure_callback only
+        return None
+    return buffer_callback
 
 
 _NOT_DIFFERENTIABLE = {
@@ -58,3 +127,7 @@ _NOT_DIFFERENTIABLE = {
         "with bridged calls that have backward passes of their own."
     ),
 }
+
+_environment = os.environ.get("JAXBRIDGE_TRANSPORT")
+if _environment:
+    set_transport(_environment)
