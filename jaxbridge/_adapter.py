@@ -50,6 +50,11 @@ class Adapter:
     gufunc). False: they see one core-shaped call at a time and the bridge loops on the host.
     Either way, one ``vmap`` makes one host call."""
 
+    threads: ClassVar[int] = 1
+    """How many host threads may share the loop over a batch when ``vectorized`` is False.
+    Raise it for routines that release the GIL (most of SciPy's) and are thread-safe; the
+    default runs the loop on one thread."""
+
     domains: ClassVar[Mapping[str, str]] = {}
     """What valid inputs look like, by argument name, for ``jaxbridge.testing``'s input
     strategies: ``"real"`` (the default), ``"positive"``, ``"away_from_zero"`` (for kinks at
@@ -60,7 +65,7 @@ class Adapter:
         super().__init_subclass__(**kwargs)
         if "signature" in vars(cls):
             parse(cls.signature)  # a malformed signature fails when the class is defined
-        for name in ("signature", "vectorized", "domains"):
+        for name in ("signature", "vectorized", "threads", "domains"):
             if name in inspect.get_annotations(cls):
                 # an annotation would turn it into a dataclass field, a per-instance value
                 raise TypeError(

@@ -64,6 +64,7 @@ def host_pullback(adapter: Adapter, res: tuple[jax.Array, ...], g: Any) -> tuple
         ranks,
         [(plan.args[i].shape, plan.args[i].dtype) for i in wanted],
         type(adapter).vectorized,
+        type(adapter).threads,
     )
 
     specs = plan.batched([plan.args[i] for i in wanted])
@@ -93,6 +94,7 @@ def _differentiable(adapter: Adapter, plan: Plan) -> Any:
             ranks,
             [(s.shape, s.dtype) for s in declared],
             vectorized,
+            type(adapter).threads,
         )
 
         return host_call(on_host, plan.batched(declared), args, plan.owner, "forward")

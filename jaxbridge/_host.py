@@ -6,7 +6,9 @@ calls JAX can deadlock).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -69,13 +71,15 @@ def run_batched(
     core_ranks: Sequence[int],
     results: Sequence[tuple[tuple[int, ...], np.dtype]],
     vectorized: bool,
+    threads: int,
     arrays: Sequence[np.ndarray],
 ) -> tuple[np.ndarray, ...]:
     """Run ``compute`` over the broadcast batch of ``arrays`` in one host call.
 
     ``arrays`` carry leading batch axes before their ``core_ranks`` core axes; ``results``
     gives each result's core shape and dtype. A vectorized adapter sees the whole batch at
-    once; any other sees one core-shaped element at a time, looped here.
+    once; any other sees one core-shaped element at a time, looped here, over up to
+    ``threads`` threads (worth it for routines that release the GIL, as SciPy's do).
     """
     batches = [a.shape[: a.ndim - r] for a, r in zip(arrays, core_ranks)]
     same = batches.count(batches[0]) == len(batches)
@@ -84,11 +88,25 @@ def run_batched(
         return _checked(owner, method, compute, arrays, results, batch)
 
     outs = tuple(np.empty(batch + core, dtype) for core, dtype in results)
-    for index in np.ndindex(*batch):
-        elements = [a[_element(index, b)] for a, b in zip(arrays, batches)]
-        for out, value in zip(outs, _checked(owner, method, compute, elements, results, ())):
-            out[index] = value
+
+    def run(indices: Sequence[tuple[int, ...]]) -> None:
+        for index in indices:
+            elements = [a[_element(index, b)] for a, b in zip(arrays, batches)]
+            for out, value in zip(outs, _checked(owner, method, compute, elements, results, ())):
+                out[index] = value  # each thread writes its own elements: no lock needed
+
+    indices = list(np.ndindex(*batch))
+    if threads > 1 and len(indices) > 1:
+        chunks = [indices[i::threads] for i in range(threads)]
+        list(_pool().map(run, chunks))  # list() re-raises the first error
+    else:
+        run(indices)
     return outs
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(thread_name_prefix="jaxbridge-host")
 
 
 def _checked(

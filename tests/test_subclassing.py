@@ -224,3 +224,24 @@ def test_host_sees_plain_read_only_numpy():
             return x + 1
 
     np.testing.assert_array_equal(jax.jit(Inspect())(jnp.array(1.0)), 2.0)
+
+
+class ThreadedNorms(Norms):
+    threads = 2
+
+
+def test_threaded_host_loop_matches_and_uses_the_pool():
+    import threading
+
+    seen: set[str] = set()
+
+    class Recording(ThreadedNorms):
+        def forward(self, x):
+            seen.add(threading.current_thread().name)
+            return super().forward(x)
+
+    with jax.enable_x64(True):
+        xs = jnp.asarray(np.random.default_rng(4).normal(size=(16, 3)))
+        got = jax.jit(jax.vmap(jax.grad(_loss(Recording()))))(xs)
+        assert_close(got, jax.vmap(jax.grad(_loss(_reference)))(xs))
+    assert len(seen) == 2 and all(name.startswith("jaxbridge-host") for name in seen)
