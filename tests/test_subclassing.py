@@ -232,12 +232,14 @@ class ThreadedNorms(Norms):
 
 def test_threaded_host_loop_matches_and_uses_the_pool():
     import threading
+    import time
 
     seen: set[str] = set()
 
     class Recording(ThreadedNorms):
         def forward(self, x):
             seen.add(threading.current_thread().name)
+            time.sleep(1e-3)  # releases the GIL, as SciPy's solvers do
             return super().forward(x)
 
     with jax.enable_x64(True):
