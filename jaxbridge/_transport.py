@@ -17,8 +17,10 @@ traced with.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -29,6 +31,7 @@ HostFunction = Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]
 TRANSPORTS = ("auto", "buffer_callback", "pure_callback")
 
 _transport = "auto"
+_log = logging.getLogger("jaxbridge")
 
 
 def set_transport(name: str) -> None:
@@ -80,7 +83,8 @@ def _through_pure_callback(
     function: HostFunction, specs: Sequence[jax.ShapeDtypeStruct], args: Sequence[jax.Array]
 ) -> tuple[jax.Array, ...]:
     def on_host(*arrays: jax.Array) -> tuple[np.ndarray, ...]:
-        return function([np.asarray(a) for a in arrays])
+        with _reported():
+            return function([np.asarray(a) for a in arrays])
 
     return tuple(jax.pure_callback(on_host, tuple(specs), *args, vmap_method="expand_dims"))
 
@@ -92,12 +96,24 @@ def _through_buffers(
     assert buffer_callback is not None
 
     def on_host(_context: object, outs: Sequence[object], *buffers: object) -> None:
-        results = function([_read_only(b) for b in buffers])
+        with _reported():
+            results = function([_read_only(b) for b in buffers])
         for out, result in zip(outs, results, strict=True):
             np.asarray(out)[...] = result
 
     call = buffer_callback(on_host, tuple(specs), vmap_method="expand_dims")
     return tuple(call(*args))
+
+
+@contextlib.contextmanager
+def _reported() -> Iterator[None]:
+    """Log a host error in one line as it happens: JAX re-raises it as a JaxRuntimeError
+    whose message puts the original error last, after a long traceback."""
+    try:
+        yield
+    except Exception as error:
+        _log.error("%s: %s", type(error).__name__, error)
+        raise
 
 
 def _read_only(buffer: object) -> np.ndarray:

@@ -84,6 +84,15 @@ def test_host_exception_inside_jit_names_adapter_and_original():
         jax.block_until_ready(jax.jit(Faulty())(jnp.ones(3)))
 
 
+def test_host_exception_inside_jit_is_logged_in_one_line_as_it_happens(caplog):
+    with pytest.raises(Exception, match="Matrix is singular"):
+        jax.block_until_ready(jax.jit(Faulty())(jnp.ones(3)))
+    messages = [r.getMessage() for r in caplog.records if r.name == "jaxbridge"]
+    assert messages == [
+        "LinAlgError: Faulty.forward raised LinAlgError on the host: Matrix is singular."
+    ]
+
+
 def test_host_exception_in_backward_outside_jit():
     with pytest.raises(
         ValueError, match=r"^Faulty.backward raised ValueError on the host: no gradient"
