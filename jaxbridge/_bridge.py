@@ -100,7 +100,12 @@ def _differentiable(adapter: Adapter, plan: Plan) -> Any:
         return host_call(on_host, plan.batched(declared), args, plan.owner, "forward")
 
     def backward(res: tuple, g: tuple) -> tuple[Any, ...]:
-        got = adapter.pullback(res, g[0] if n_out == 1 else g[:n_out])
+        # integer outputs' cotangents arrive as float0, which no host routine can read
+        g = tuple(
+            jnp.zeros(ct.shape, out.dtype) if ct.dtype == jax.dtypes.float0 else ct
+            for ct, out in zip(g[:n_out], res[len(plan.args) :])
+        )
+        got = adapter.pullback(res, g[0] if n_out == 1 else g)
         if not isinstance(got, (tuple, list)) or len(got) != len(plan.args):
             raise TypeError(
                 f"{plan.owner}.pullback must return a tuple of {len(plan.args)} cotangents "

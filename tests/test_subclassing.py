@@ -176,6 +176,34 @@ class Histogram(jb.Adapter):
         return np.histogram(x, bins=self.bins, range=(0, 1))[0].astype(x.dtype)
 
 
+class MaxWithIndex(jb.Adapter):
+    """A floating and an integer output: the maximum and where it is."""
+
+    signature = "(n)->(),()"
+
+    def output_specs(self, x):
+        return jax.ShapeDtypeStruct((), x.dtype), jax.ShapeDtypeStruct((), np.int32)
+
+    def forward(self, x):
+        return x.max(), np.argmax(x)
+
+    def backward(self, res, g):
+        x, _, index = res
+        g_max, g_index = g
+        assert g_index.dtype == np.int32 and not g_index.any()
+        return (g_max * (np.arange(x.shape[-1]) == index),)
+
+
+def test_integer_output_cotangent_reaches_the_host_as_zeros():
+    x = jnp.array([[0.5, 3.0, 1.0], [4.0, -1.0, 2.0]])
+    value, index = jax.vmap(MaxWithIndex())(x)
+    np.testing.assert_array_equal(index, [1, 0])
+    grad = jax.jit(
+        jax.grad(lambda x: jnp.sum(jax.vmap(MaxWithIndex())(x)[0] * jnp.array([2.0, 3.0])))
+    )
+    np.testing.assert_array_equal(grad(x), [[0.0, 2.0, 0.0], [3.0, 0.0, 0.0]])
+
+
 def test_output_specs_override_sizes_outputs():
     x = jnp.array([0.1, 0.2, 0.6, 0.9, 0.95])
     np.testing.assert_array_equal(Histogram()(x), [2, 0, 1, 2])
