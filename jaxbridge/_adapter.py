@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import inspect
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, dataclass_transform
 
 import jax
 import numpy as np
@@ -16,6 +16,7 @@ from ._plan import arg_names
 from ._signature import bind_dims, core_shape, parse
 
 
+@dataclass_transform(frozen_default=True)
 class Adapter:
     """A NumPy/SciPy routine that runs on the host inside ``jit``, ``vmap`` and ``grad``.
 
@@ -56,10 +57,33 @@ class Adapter:
     default runs the loop on one thread."""
 
     domains: ClassVar[Mapping[str, str]] = {}
-    """What valid inputs look like, by argument name, for ``jaxbridge.testing``'s input
-    strategies: ``"real"`` (the default), ``"positive"``, ``"away_from_zero"`` (for kinks at
-    0), ``"well_conditioned"`` (square, far from singular), ``"spd"`` (symmetric positive
-    definite) or ``"stable"`` (square, eigenvalues with negative real part)."""
+    """What valid inputs look like, by argument name, for ``jaxbridge.testing``: its input
+    strategy draws them, ``check_adapter`` draws its batches from them and keeps its
+    finite-difference steps inside them. An argument not named is ``"real"``. The kinds:
+
+    - ``"real"``: any finite value (drawn from [-2, 2]).
+    - ``"positive"``: greater than 0 (drawn from [1/4, 4]).
+    - ``"away_from_zero"``: not 0, for kinks at 0 such as ReLU's (drawn with ``|x|`` in
+      [1/4, 2]; steps never cross 0).
+    - ``"integer"``: an integer array (drawn from 0 to 7, as int32); never differentiated.
+    - ``"well_conditioned"``: a square matrix far from singular (singular values in
+      [1/2, 3/2]).
+    - ``"spd"``: a symmetric positive definite matrix (eigenvalues in [1/2, 1]); finite
+      differences move entries (i, j) and (j, i) together, so it stays symmetric.
+    - ``"stable"``: a square matrix whose eigenvalues have negative real parts (drawn with
+      its symmetric part's eigenvalues at most -1/2).
+    - a callable, for inputs the names cannot describe (a sparse matrix's values on a fixed
+      pattern, say): given a float64 array of the argument's shape with entries in [-1, 1],
+      it returns a valid input of that shape (raw zeros should give the simplest one:
+      Hypothesis shrinks towards them).
+
+    Matrix kinds apply to the last two axes. When the domain depends on a parameter, define
+    ``domains`` as a property::
+
+        @property
+        def domains(self):
+            return {"a": "spd" if self.assume_a == "pos" else "well_conditioned"}
+    """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -88,7 +112,8 @@ class Adapter:
                         f"{type(getattr(self, field.name)).__name__}. Pass a tuple instead."
                     ) from None
 
-        cls.__init__ = checked_init  # type: ignore[method-assign]
+        setattr(cls, "__init__", checked_init)  # not `cls.__init__ = `: type checkers keep
+        # the dataclass signature for the constructor
 
     def forward(self, *args: np.ndarray) -> Any:
         """Compute the outputs on the host. NumPy arrays in (read-only), NumPy arrays out.

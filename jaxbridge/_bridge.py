@@ -116,18 +116,20 @@ def _differentiable(adapter: Adapter, plan: Plan) -> Any:
             for name, ct, arg, shape in zip(plan.names, got, res, plan.padded)
         )
 
+    # Outputs and residuals together, differentiable in turn (residuals count as constants),
+    # so that a differentiable pullback gives derivatives of any order. Its forward rule
+    # calls it again: each order of differentiation peels off one level.
+    with_residuals = jax.custom_vjp(lambda *args: forward(args, plan.residuals))
+
     def saving(*args: jax.Array) -> tuple[tuple[jax.Array, ...], tuple]:
-        results = forward(args, plan.residuals)
+        results = with_residuals(*args)
         return results, (*args, *results)
 
-    # Outputs and residuals together, differentiable in turn (residuals count as constants),
-    # so that a differentiable pullback gives second derivatives.
-    with_residuals = jax.custom_vjp(lambda *args: forward(args, plan.residuals))
     with_residuals.defvjp(saving, backward)
 
     def bridged_fwd(*args: jax.Array) -> tuple[tuple[jax.Array, ...], tuple]:
-        results = with_residuals(*args)
-        return results[:n_out], (*args, *results)
+        results, res = saving(*args)
+        return results[:n_out], res
 
     # The primal call alone skips the residuals: nothing extra crosses from the host.
     bridged = jax.custom_vjp(lambda *args: forward(args, ()))

@@ -1,0 +1,160 @@
+"""What the solver adapters share: input checks, one factorization per distinct matrix in a
+batch, NaN results on request, and the batched outer product of their pullbacks."""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.linalg
+
+ON_FAILURE = ("raise", "nan")
+
+Spec = tuple[tuple[int, ...], np.dtype]
+
+
+def check_choice(owner: str, name: str, value: object, choices: Sequence[str]) -> None:
+    """Refuse a static parameter outside ``choices``, naming the adapter and the parameter."""
+    if value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{owner}: parameter '{name}' must be one of {allowed}; got {value!r}.")
+
+
+def float_dtype(*specs: jax.ShapeDtypeStruct) -> np.dtype:
+    """The result dtype: the inputs' floating one, float for integer inputs (a Python float
+    is weak, so float32 inputs stay float32)."""
+    return jnp.result_type(*(s.dtype for s in specs), float)
+
+
+def failure(problem: str) -> np.linalg.LinAlgError:
+    """The error for a system that has no (trustworthy) solution, with the way out."""
+    return np.linalg.LinAlgError(
+        f"{problem}. Pass on_failure='nan' to get NaN results instead of this error."
+    )
+
+
+def require_finite(what: str, values: np.ndarray) -> None:
+    """A NaN or inf in a coefficient matrix poisons the whole factorization: say so."""
+    if not np.isfinite(values).all():
+        raise failure(f"{what} has non-finite entries (NaN or inf)")
+
+
+def solve_per_matrix(
+    matrices: Sequence[np.ndarray],
+    matrix_ranks: Sequence[int],
+    rhs: np.ndarray,
+    rhs_rank: int,
+    solve: Callable[..., tuple[np.ndarray, ...]],
+    dtype: np.dtype,
+    factor_specs: Sequence[Spec],
+    on_failure: str = "raise",
+) -> tuple[np.ndarray, ...]:
+    """Solve for every right-hand side in a gufunc batch, factorizing each matrix once.
+
+    ``matrices`` (each with leading batch axes before ``matrix_ranks`` core axes) describe
+    one system per batch element; ``rhs`` has its own batch axes, broadcast against theirs.
+    ``solve(*matrix_cores, rhs_stack)`` gets one matrix and every right-hand side that
+    shares it, stacked along a new first axis, and returns ``(x_stack, *factors)``.
+
+    Returns ``x`` with the broadcast batch in front, then each factor with the matrices'
+    own batch in front: a matrix shared by many right-hand sides is factorized once. With
+    ``on_failure="nan"`` a ``LinAlgError`` from ``solve`` gives NaN results (and NaN or 0
+    factors) for that matrix instead of propagating.
+    """
+    rhs_core = rhs.shape[rhs.ndim - rhs_rank :]
+    batches = [m.shape[: m.ndim - r] for m, r in zip(matrices, matrix_ranks)]
+    rank = max(len(b) for b in (*batches, rhs.shape[: rhs.ndim - rhs_rank]))
+    batches = [(1,) * (rank - len(b)) + b for b in batches]
+    own = np.broadcast_shapes(*batches)  # the matrices' batch: one factorization each
+    rhs = rhs.reshape((1,) * (rank + rhs_rank - rhs.ndim) + rhs.shape)
+    batch = np.broadcast_shapes(own, rhs.shape[:rank])
+    rhs = np.broadcast_to(rhs, batch + rhs_core)
+
+    x = np.empty(batch + rhs_core, dtype)
+    factors = [np.empty(own + shape, kind) for shape, kind in factor_specs]
+    if 0 in rhs_core:  # empty systems (n = 0): nothing to solve, and LAPACK refuses them
+        return (x, *(np.zeros_like(f) for f in factors))
+    for index in np.ndindex(*own):
+        cores = [
+            m.reshape(b + m.shape[m.ndim - r :])[_element(index, b)]
+            for m, b, r in zip(matrices, batches, matrix_ranks)
+        ]
+        # every batch element that uses this matrix: all of a broadcast (size-1) axis
+        where = tuple(i if size != 1 else slice(None) for i, size in zip(index, own))
+        block = rhs[where]
+        stack = block.reshape((math.prod(block.shape[: block.ndim - rhs_rank]),) + rhs_core)
+        try:
+            x_stack, *computed = solve(*cores, stack)
+        except np.linalg.LinAlgError:
+            if on_failure != "nan":
+                raise
+            x_stack = np.full(stack.shape, np.nan)
+            computed = [_failed(shape, kind) for shape, kind in factor_specs]
+        x[where] = np.reshape(x_stack, block.shape)
+        for out, value in zip(factors, computed, strict=True):
+            out[index] = value
+    return (x, *factors)
+
+
+def _failed(shape: tuple[int, ...], kind: np.dtype) -> np.ndarray:
+    # NaN factors make the backward's solves give NaN; integer factors (pivots) stay valid
+    return np.full(shape, np.nan if np.issubdtype(kind, np.floating) else 0, kind)
+
+
+def _element(index: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(0 if size == 1 else i for i, size in zip(index, batch))
+
+
+def outer_sum(u: jax.Array, v: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """``u[..., :, None] * v[..., None, :]`` summed down to a matrix argument's ``shape``.
+
+    ``shape`` is the argument's padded shape in a pullback's ``res``: where it has size 1
+    but ``u`` and ``v`` have a batch (one matrix, many right-hand sides) the sum is taken in
+    the contraction itself, so no (batch, n, n) array is ever formed.
+    """
+    batch = jnp.broadcast_shapes(u.shape[:-1], v.shape[:-1])
+    u = jnp.broadcast_to(u, batch + u.shape[-1:])
+    v = jnp.broadcast_to(v, batch + v.shape[-1:])
+    lead = len(batch)
+    letters = string.ascii_letters.replace("y", "").replace("z", "")[:lead]
+    kept = "".join(c for c, size in zip(letters, shape) if size != 1)
+    product = jnp.einsum(f"{letters}y,{letters}z->{kept}yz", u, v)
+    return product.reshape(shape)
+
+
+def real_schur(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(t, u)`` with ``a = u t uᵀ``, ``t`` quasi-upper-triangular, ``u`` orthogonal."""
+    t, u = scipy.linalg.schur(a, output="real")[:2]  # 2 results unless sorting asked for
+    return t, u
+
+
+def schur_solve(
+    u: np.ndarray,
+    t: np.ndarray,
+    v: np.ndarray,
+    s: np.ndarray,
+    stack: np.ndarray,
+    trans: tuple[str, str],
+    singular: str | None = None,
+) -> np.ndarray:
+    """Bartels–Stewart from saved real Schur forms ``a = u t uᵀ``, ``b = v s vᵀ``.
+
+    Solves ``op(a) x + x op(b) = q`` (``op`` given by ``trans``, ``"N"`` or ``"T"`` each)
+    for every ``q`` in ``stack``: O(n³) matrix products and one ``trsyl`` each, no new Schur
+    decomposition. If ``singular`` is given, ``trsyl`` having to perturb the equation (two
+    eigenvalues within working precision of cancelling) raises it as an error.
+    """
+    dtype = np.result_type(t, s, stack)
+    (trsyl,) = scipy.linalg.get_lapack_funcs(("trsyl",), (t.astype(dtype),))
+    f = np.swapaxes(u, -1, -2) @ stack @ v
+    ys = np.empty_like(f, dtype=dtype)
+    for i, fi in enumerate(f):
+        y, scale, info = trsyl(t, s, fi, trana=trans[0], tranb=trans[1])
+        if info == 1 and singular is not None:
+            raise failure(singular)
+        ys[i] = y / scale  # trsyl solves for scale * q, scale <= 1 to avoid overflow
+    return u @ ys @ np.swapaxes(v, -1, -2)

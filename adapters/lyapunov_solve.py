@@ -1,0 +1,103 @@
+"""``LyapunovSolve``: ``a x + x aᵀ = q`` by Bartels–Stewart, the backward reusing the Schur form."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxbridge as jb
+
+from ._solving import (
+    ON_FAILURE,
+    check_choice,
+    float_dtype,
+    real_schur,
+    require_finite,
+    schur_solve,
+    solve_per_matrix,
+)
+
+_SINGULAR = (
+    "the equation a x + x aᵀ = q is singular: two eigenvalues of 'a' sum to zero (to working "
+    "precision)"
+)
+
+
+class LyapunovSolve(jb.Adapter):
+    """Solve the continuous Lyapunov equation ``a x + x aᵀ = q``: ``x = LyapunovSolve()(a, q)``.
+
+    ``a``, ``q`` and ``x`` are (n, n) and real (so ``aᴴ = aᵀ``). Leading axes are batch axes
+    that broadcast like a NumPy gufunc. The forward is what
+    ``scipy.linalg.solve_continuous_lyapunov`` does (one real Schur form of ``a``, then
+    LAPACK ``trsyl``) and saves the Schur form; the backward solves the adjoint equation
+    ``aᵀ λ + λ a = ḡ`` with it, and is itself made of bridged solves, so second derivatives
+    work (reverse mode only: ``grad`` of ``grad``, ``jacrev`` of ``jacrev``).
+
+    Parameters:
+        on_failure: ``"raise"`` (the default): a singular equation (two eigenvalues of ``a``
+            summing to zero within working precision, e.g. ``a`` singular) or a non-finite
+            ``a`` is an error. ``"nan"``: that equation's ``x`` is NaN instead.
+    """
+
+    on_failure: str = "raise"
+
+    signature = "(n,n),(n,n)->(n,n)"
+    vectorized = True
+    domains = {"a": "stable"}  # no two eigenvalues sum to 0
+
+    def __post_init__(self) -> None:
+        check_choice("LyapunovSolve", "on_failure", self.on_failure, ON_FAILURE)
+
+    def output_specs(self, a, q):
+        return jax.ShapeDtypeStruct(q.shape, float_dtype(a, q))
+
+    def residual_specs(self, a, q):
+        return (jax.ShapeDtypeStruct(a.shape, float_dtype(a, q)),) * 2
+
+    def forward(self, a, q):
+        dtype = np.result_type(a, q, np.float32)
+        n = a.shape[-1]
+
+        def solve(a, stack):
+            require_finite("matrix 'a'", a)
+            t, u = real_schur(np.asarray(a, dtype))
+            return schur_solve(u, t, u, t, stack.astype(dtype), ("N", "T"), _SINGULAR), u, t
+
+        specs = [((n, n), dtype)] * 2
+        return solve_per_matrix([a], [2], q, 2, solve, dtype, specs, self.on_failure)
+
+    def pullback(self, res, g):
+        a, _, x, u, t = res
+        lam = _SchurLyapunovSolve(trans=True)(a, u, t, g)
+        return -(lam @ _t(x) + _t(lam) @ x), lam
+
+
+class _SchurLyapunovSolve(jb.Adapter):
+    """``a x + x aᵀ = q`` (``aᵀ x + x a = q`` if ``trans``) from the saved Schur form of ``a``.
+
+    ``a`` is not read on the host: it is an argument so that the derivative with respect to
+    it flows here (the Schur form counts as a constant).
+    """
+
+    trans: bool = False
+
+    signature = "(n,n),(n,n),(n,n),(n,n)->(n,n)"
+    vectorized = True
+
+    def forward(self, a, u, t, q):
+        trans = ("T", "N") if self.trans else ("N", "T")
+
+        def solve(u, t, stack):
+            return (schur_solve(u, t, u, t, stack, trans),)
+
+        return solve_per_matrix([u, t], [2, 2], q, 2, solve, np.result_type(t, q), ())[0]
+
+    def pullback(self, res, g):
+        a, u, t, _, x = res
+        lam = _SchurLyapunovSolve(trans=not self.trans)(a, u, t, g)
+        if self.trans:  # aᵀ x + x a = q: the cotangent of the plain equation, transposed
+            return -(x @ _t(lam) + _t(x) @ lam), None, None, lam
+        return -(lam @ _t(x) + _t(lam) @ x), None, None, lam
+
+
+def _t(m: jax.Array) -> jax.Array:
+    return jnp.swapaxes(m, -1, -2)
