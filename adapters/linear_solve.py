@@ -50,7 +50,10 @@ class LinearSolve(jb.Adapter):
 
     signature = "(n,n),(n)->(n)"
     vectorized = True
-    domains = {"a": "well_conditioned"}  # (a + aᵀ)/2 of one is positive definite: "pos" too
+
+    @property
+    def domains(self):
+        return {"a": "spd" if self.assume_a == "pos" else "well_conditioned"}
 
     def __post_init__(self) -> None:
         check_choice("LinearSolve", "assume_a", self.assume_a, ("gen", "pos"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, dataclass_transform
 
 import jax
@@ -56,7 +56,7 @@ class Adapter:
     Raise it for routines that release the GIL (most of SciPy's) and are thread-safe; the
     default runs the loop on one thread."""
 
-    domains: ClassVar[Mapping[str, str]] = {}
+    domains: ClassVar[Mapping[str, str | Callable[[np.ndarray], np.ndarray]]] = {}
     """What valid inputs look like, by argument name, for ``jaxbridge.testing``: its input
     strategy draws them, ``check_adapter`` draws its batches from them and keeps its
     finite-difference steps inside them. An argument not named is ``"real"``. The kinds:

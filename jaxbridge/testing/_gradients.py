@@ -7,14 +7,22 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from . import _host
-from ._domains import room
+from ._domains import Kind, room
 
-_STEP = np.finfo(np.float64).eps ** (1 / 3)  # balances truncation (h**2) and rounding (eps/h)
+_EPS = float(np.finfo(np.float64).eps)
+_STEP = _EPS ** (1 / 3)  # balances truncation (h**2) and rounding (eps/h)
+# How many ulps of its terms' magnitude a forward's projected value may be off by: its sum
+# rounds, and so does the forward itself, by a few ulps times its condition number.
+_ROUNDING = 100.0
+# The least scale a step is taken relative to: an entry of 1e-26 in an argument of such
+# entries would otherwise get a step that moves a function of unit scale by less than its
+# rounding. Functions whose own scale is below ~1e-3 need inputs with entries above this.
+_LEAST_SCALE = 1e-2
 
 Direction = tuple[tuple[int, ...], ...]  # entries moved together, by the same step
 
 
-def directions(kind: str, shape: tuple[int, ...]) -> Iterator[Direction]:
+def directions(kind: Kind, shape: tuple[int, ...]) -> Iterator[Direction]:
     """The directions to perturb an input of ``kind`` along: one entry at a time, or for a
     symmetric positive definite matrix (a function of symmetric matrices only), an entry and
     its mirror image together, so that the input stays symmetric."""
@@ -35,17 +43,18 @@ def projected(
     ranks: Sequence[int],
     output_ranks: Sequence[int],
     cts: Sequence[np.ndarray | None],
-) -> Callable[[Sequence[np.ndarray]], float]:
-    """``args -> sum over outputs of <ct, output>`` on the host, in float64.
+) -> Callable[[Sequence[np.ndarray]], tuple[float, float]]:
+    """``args -> (sum over outputs of <ct, output>, sum of |ct * output|)`` on the host, in
+    float64. The second is the scale of the first's rounding error.
 
     ``cts`` has one cotangent per output, ``None`` for integer outputs. Raises
     ``AssertionError`` if ``forward`` does not compute in float64 when given float64.
     """
     cts64 = [None if c is None else np.asarray(c, np.float64) for c in cts]
 
-    def value(values: Sequence[np.ndarray]) -> float:
+    def value(values: Sequence[np.ndarray]) -> tuple[float, float]:
         outs = _host.outputs(adapter, values, ranks, output_ranks)  # type: ignore[arg-type]
-        total = 0.0
+        total, magnitude = 0.0, 0.0
         for i, (out, ct) in enumerate(zip(outs, cts64)):
             if ct is None:
                 continue
@@ -55,42 +64,51 @@ def projected(
                     "finite differences in float64 cannot be taken; a forward should compute "
                     "in its inputs' precision"
                 )
-            total += float(np.sum(ct * out))
-        return total
+            terms = ct * out
+            total += float(np.sum(terms))
+            magnitude += float(np.sum(np.abs(terms)))
+        return total, magnitude
 
     return value
 
 
 def finite_differences(
-    value: Callable[[Sequence[np.ndarray]], float],
+    value: Callable[[Sequence[np.ndarray]], tuple[float, float]],
     args: Sequence[np.ndarray],
     index: int,
-    kind: str,
+    kind: Kind,
     gradient: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Compare ``gradient``, the gradient of ``value`` in ``args[index]``, with central
     differences along ``directions``.
 
-    Returns two arrays shaped like that argument: the gradient's projection on each direction
-    and its finite difference, stored at the direction's first entry (0 elsewhere). Steps are
-    ``eps**(1/3)`` of the entry's scale, and at most a quarter of the room the domain leaves
-    (so that a step never crosses ReLU's kink at 0, say).
+    Returns three arrays shaped like that argument, holding for each direction at its first
+    entry (0 elsewhere): the gradient's projection on it, its central difference with step
+    ``h``, and how far that difference may be off: its rounding, ``_ROUNDING * eps * |terms
+    of value| / h``, plus its truncation error, estimated from a second difference with step
+    ``2 h`` (the error grows as ``h**2``, so it is a third of the two's gap; twice that is
+    allowed). ``h`` is ``eps**(1/3)`` of the entry's scale (the largest of its magnitude, the
+    argument's root mean square and ``_LEAST_SCALE``), and at most a quarter of the room the
+    domain leaves, so that neither step crosses ReLU's kink at 0, say.
     """
     x = np.asarray(args[index], np.float64)
     limits = room(kind, x)
     rms = float(np.sqrt(np.mean(x**2))) if x.size else 0.0
-    projections = np.zeros(x.shape)
-    differences = np.zeros(x.shape)
+    projections, differences, uncertainty = np.zeros(x.shape), np.zeros(x.shape), np.zeros(x.shape)
     for direction in directions(kind, x.shape):
         first = direction[0]
-        scale = max(abs(x[first]), rms) or 1.0
+        scale = max(abs(x[first]), rms, _LEAST_SCALE)
         step = min(_STEP * scale, min(limits[i] for i in direction) / 4)
-        shifted = []
-        for sign in (1.0, -1.0):
+        values, magnitude = {}, 0.0
+        for multiple in (1.0, -1.0, 2.0, -2.0):
             moved = x.copy()
             for i in direction:
-                moved[i] += sign * step
-            shifted.append(value([*args[:index], moved, *args[index + 1 :]]))
-        differences[first] = (shifted[0] - shifted[1]) / (2 * step)
+                moved[i] += multiple * step
+            values[multiple], terms = value([*args[:index], moved, *args[index + 1 :]])
+            magnitude = max(magnitude, terms)
+        short = (values[1.0] - values[-1.0]) / (2 * step)
+        long = (values[2.0] - values[-2.0]) / (4 * step)
+        differences[first] = short
+        uncertainty[first] = _ROUNDING * _EPS * magnitude / step + 2 * abs(long - short) / 3
         projections[first] = sum(float(gradient[i]) for i in direction)
-    return projections, differences
+    return projections, differences, uncertainty

@@ -96,8 +96,7 @@ def batched(
             results["vmap_cotangent"] = jax.vmap(step, in_axes=(None, 0))(first, cts)
         # outer-batched arguments carry (batch, 2, ...): the outer vmap takes axis 1
         nested = tuple(
-            jnp.stack([s, e], axis=1) if m else s
-            for m, s, e in zip(layout.outer, stacked, extra)
+            jnp.stack([s, e], axis=1) if m else s for m, s, e in zip(layout.outer, stacked, extra)
         )
         nested_cts = jax.tree.map(lambda c, e: jnp.stack([c, e]), cts, extra_cts)
         outer_axes = tuple(1 if m else None for m in layout.outer)

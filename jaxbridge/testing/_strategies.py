@@ -1,0 +1,84 @@
+"""``inputs``: a Hypothesis strategy of valid arguments for an adapter, built from its signature."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._adapter import Adapter
+from .._plan import arg_names
+from .._signature import parse
+from ._domains import kinds_of, make
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+
+def inputs(
+    adapter: Adapter,
+    *,
+    dtype: Any = np.float32,
+    batch: tuple[int, ...] | SearchStrategy[tuple[int, ...]] = (),
+    sizes: Mapping[str, int] | None = None,
+    max_size: int = 3,
+) -> SearchStrategy[tuple[np.ndarray, ...]]:
+    """A strategy of argument tuples for one call of ``adapter``.
+
+    Each dimension name in ``adapter.signature``'s inputs gets one size from 1 to
+    ``max_size`` (the same for every argument that names it), or the size ``sizes`` fixes
+    for it (for dimensions a static parameter decides, such as a sparse pattern's). Every
+    argument gets the leading axes ``batch`` (a shape, or a strategy of shapes). Values come
+    from ``adapter.domains``; floating arguments have ``dtype``, ``"integer"`` ones int32.
+    Raw values shrink towards the simplest input of each kind (zeros, ones, the identity).
+
+    Examples:
+        >>> from hypothesis import given, settings, strategies as st
+        >>> from jaxbridge.adapters import Linear
+        >>> from jaxbridge.testing import check_adapter, inputs
+        >>> @settings(deadline=None, max_examples=5)  # JAX compiles for every new shape
+        ... @given(inputs(Linear(), batch=st.sampled_from([(), (2,)])))
+        ... def test_linear(args):
+        ...     check_adapter(Linear(), *args)
+        >>> test_linear()
+    """
+    try:
+        from hypothesis import strategies as st
+        from hypothesis.extra import numpy as hnp
+    except ImportError:  # pragma: no cover - hypothesis is a test dependency
+        raise ImportError(
+            "jaxbridge.testing.inputs needs Hypothesis: `pip install hypothesis`."
+        ) from None
+
+    owner = type(adapter).__name__
+    names = arg_names(type(adapter))
+    signature = parse(adapter.signature)
+    kinds = kinds_of(owner, adapter.domains, names, signature.inputs)
+    dtype = np.dtype(dtype)
+    if not np.issubdtype(dtype, np.floating):
+        raise TypeError(f"`dtype` must be a floating dtype, got {dtype}.")
+    dims = list(dict.fromkeys(d for core in signature.inputs for d in core if not d.isdigit()))
+    fixed = dict(sizes or {})
+    if not set(fixed) <= set(dims):
+        raise ValueError(
+            f"`sizes` names {sorted(set(fixed) - set(dims))}, which are not dimensions of "
+            f"{owner}'s inputs in {signature.text!r}."
+        )
+    if max_size < 1:
+        raise ValueError(f"`max_size` must be at least 1, got {max_size}.")
+    batches = batch if isinstance(batch, st.SearchStrategy) else st.just(tuple(batch))
+    raw_entries = st.floats(-1.0, 1.0, allow_subnormal=False)
+
+    @st.composite
+    def arguments(draw: Any) -> tuple[np.ndarray, ...]:
+        size = {d: fixed[d] if d in fixed else draw(st.integers(1, max_size)) for d in dims}
+        lead = tuple(draw(batches))
+        values = []
+        for kind, core in zip(kinds, signature.inputs):
+            shape = lead + tuple(int(d) if d.isdigit() else size[d] for d in core)
+            raw = draw(hnp.arrays(np.float64, shape, elements=raw_entries))
+            values.append(make(kind, raw, np.dtype(np.int32) if kind == "integer" else dtype))
+        return tuple(values)
+
+    return arguments()

@@ -1,0 +1,66 @@
+"""Shared test settings.
+
+Hypothesis profiles, for the property tests (``test_adapters_properties.py`` and the other
+tests that draw inputs with ``jaxbridge.testing.inputs``). Every example at a new shape
+compiles JAX programs (~0.1-0.5 s), so both profiles turn the deadline off and keep shapes
+small; they differ in how much they explore:
+
+- ``quick`` (the default, what CI runs): 10 examples per test, derandomized so that every run
+  checks the same inputs, core dimensions of size 1 or 2, batch shapes () and (2,).
+- ``thorough``: ``JAXBRIDGE_HYPOTHESIS_PROFILE=thorough pytest``. 100 random examples per
+  test, dimensions up to 4, batch shapes up to (2, 3). Run it after changing an adapter or
+  the bridge; it takes minutes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import settings
+
+# --- Hypothesis profiles -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """How large the drawn inputs may be, per profile (see the module docstring)."""
+
+    max_size: int  # the largest size drawn for a core dimension
+    batches: tuple[tuple[int, ...], ...]  # the leading batch shapes drawn from
+
+
+_PROFILES = {
+    "quick": (
+        settings(deadline=None, max_examples=10, derandomize=True),
+        InputLimits(max_size=2, batches=((), (2,))),
+    ),
+    "thorough": (
+        settings(deadline=None, max_examples=100),
+        InputLimits(max_size=4, batches=((), (2,), (3,), (2, 3))),
+    ),
+}
+_PROFILE = os.environ.get("JAXBRIDGE_HYPOTHESIS_PROFILE", "quick")
+if _PROFILE not in _PROFILES:
+    raise ValueError(
+        f"JAXBRIDGE_HYPOTHESIS_PROFILE={_PROFILE!r}; the profiles are {sorted(_PROFILES)}."
+    )
+for _name, (_settings, _) in _PROFILES.items():
+    settings.register_profile(_name, _settings)
+settings.load_profile(_PROFILE)
+
+
+@pytest.fixture(scope="session")
+def input_limits() -> InputLimits:
+    """The input sizes of the Hypothesis profile in use."""
+    return _PROFILES[_PROFILE][1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # On a failing example Hypothesis drafts a patch with libcst, whose import warns
+    # (DeprecationWarning from mypy_extensions, where installed); under `filterwarnings =
+    # error` that warning would replace the test's own failure report.
+    config.addinivalue_line(
+        "filterwarnings", "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
+    )

@@ -1,0 +1,114 @@
+"""``check_adapter`` on every ready adapter, on inputs that Hypothesis draws from its domains.
+
+The Hypothesis profile (``quick`` by default, ``thorough`` on demand) is set in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import jax
+import numpy as np
+import pytest
+import scipy.sparse
+from hypothesis import given
+from hypothesis import strategies as st
+
+import jaxbridge as jb
+import jaxbridge.adapters
+from jaxbridge.adapters import (
+    Doubling,
+    Linear,
+    LinearSolve,
+    LyapunovSolve,
+    ReLU,
+    Sigmoid,
+    SparseSolve,
+    SylvesterSolve,
+)
+from jaxbridge.testing import check_adapter, inputs
+
+# --- Domains that the adapters' own files do not declare (yet). Each subclass here adds
+# only `domains`; once the adapter's file declares them, list the adapter itself instead.
+
+
+class _SparseSolve(SparseSolve):
+    @property
+    def domains(self):
+        return {"data": self.diagonally_dominant}
+
+    def diagonally_dominant(self, raw: np.ndarray) -> np.ndarray:
+        """Values on the pattern (which must hold the diagonal) that make every row strictly
+        diagonally dominant, hence the matrix nonsingular: off the diagonal |v| <= 1/2 per row
+        in all, on it v in [1/2, 3/2]."""
+        counts = np.diff(self.indptr)
+        rows = np.repeat(np.arange(len(counts)), counts)
+        on_diagonal = rows == np.asarray(self.indices)
+        return np.where(on_diagonal, 1.0 + raw / 2, raw / (2 * counts.max()))
+
+
+# A 5x5 pattern with fill-in under LU: a tridiagonal band and a corner entry each way.
+_PATTERN = scipy.sparse.csr_array(
+    np.eye(5) + np.eye(5, k=1) + np.eye(5, k=-1) + np.eye(5, k=4) + np.eye(5, k=-4)
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    adapter: jb.Adapter
+    sizes: Mapping[str, int] = field(default_factory=dict)  # dimensions a parameter fixes
+
+
+# The one place to list the adapters to check: every class that `jaxbridge.adapters`
+# exports needs an instance here (`test_every_exported_adapter_is_listed` says which not).
+CASES = [
+    Case(Doubling()),
+    Case(Linear()),
+    Case(ReLU()),
+    Case(Sigmoid()),
+    Case(LinearSolve()),
+    Case(LinearSolve(assume_a="pos")),
+    Case(SylvesterSolve()),
+    Case(LyapunovSolve()),
+    Case(
+        _SparseSolve(_PATTERN.indices, _PATTERN.indptr, _PATTERN.shape),
+        sizes={"k": _PATTERN.nnz, "n": 5},
+    ),
+]
+
+
+def _id(case: Case) -> str:
+    name = type(case.adapter).__name__.lstrip("_")
+    return f"{name}-{case.adapter.assume_a}" if isinstance(case.adapter, LinearSolve) else name
+
+
+def test_every_exported_adapter_is_listed():
+    missing = [
+        name
+        for name in jaxbridge.adapters.__all__
+        if isinstance(cls := getattr(jaxbridge.adapters, name), type)
+        and issubclass(cls, jb.Adapter)
+        and not any(isinstance(case.adapter, cls) for case in CASES)
+    ]
+    assert not missing, (
+        f"jaxbridge.adapters exports {missing}, which {__name__}.CASES does not list: add an "
+        "instance of each (with the sizes of any dimensions its parameters fix)."
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("case", CASES, ids=_id)
+@given(data=st.data())
+def test_check_adapter_passes(case, dtype, input_limits, data):
+    with jax.enable_x64(dtype == np.float64):
+        strategy = inputs(
+            case.adapter,
+            dtype=dtype,
+            batch=st.sampled_from(input_limits.batches),
+            sizes=case.sizes,
+            max_size=input_limits.max_size,
+        )
+        args = data.draw(strategy, label="args")
+        seed = data.draw(st.integers(0, 2**16 - 1), label="seed")
+        check_adapter(case.adapter, *args, seed=seed)

@@ -1,0 +1,515 @@
+"""``check_adapter`` fails on deliberately broken adapters, saying which check failed, where
+and by how much, and passes on correct adapters of every kind of contract. Also runs the
+README's "Testing your own adapter" snippet, so that it cannot rot."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.linalg
+from hypothesis import given
+from hypothesis import strategies as st
+
+import jaxbridge as jb
+from jaxbridge.adapters import Linear
+from jaxbridge.testing import check_adapter, inputs
+
+RNG = np.random.default_rng(0)
+
+
+def _normal(*shape: int, dtype: type = np.float32) -> np.ndarray:
+    return RNG.normal(size=shape).astype(dtype)
+
+
+def _failure(adapter: jb.Adapter, *args: np.ndarray, **options) -> str:
+    with pytest.raises(AssertionError) as caught:
+        check_adapter(adapter, *args, **options)
+    return str(caught.value)
+
+
+def _off_by(message: str) -> float:
+    """The relative error a failure message reports."""
+    found = re.search(r"off by ([0-9.e+-]+) of that magnitude", message)
+    assert found, message
+    return float(found.group(1))
+
+
+# --- correct adapters, each a different kind of contract
+
+
+class Cube(jb.Adapter):
+    signature = "()->()"
+    vectorized = True
+
+    def forward(self, x):
+        return x**3
+
+    def backward(self, res, g):
+        x, _ = res
+        return (3 * x**2 * g,)
+
+
+class MatVec(jb.Adapter):
+    """``a @ x``, one matrix at a time (not vectorized)."""
+
+    signature = "(m,n),(n)->(m)"
+
+    def forward(self, a, x):
+        return a @ x
+
+    def backward(self, res, g):
+        a, x, _ = res
+        return np.outer(g, x), a.T @ g
+
+
+class Solve(jb.Adapter):
+    """``a⁻¹ b`` with a residual: the LU factors, reused by the backward."""
+
+    signature = "(n,n),(n)->(n)"
+    domains = {"a": "well_conditioned"}
+
+    def residual_specs(self, a, b):
+        return jax.ShapeDtypeStruct(a.shape, a.dtype), jax.ShapeDtypeStruct(b.shape, np.int32)
+
+    def forward(self, a, b):
+        lu, piv = scipy.linalg.lu_factor(a)
+        return scipy.linalg.lu_solve((lu, piv), b), lu, piv.astype(np.int32)
+
+    def backward(self, res, g):
+        _, _, x, lu, piv = res
+        lam = scipy.linalg.lu_solve((lu, piv), g, trans=1)
+        return -np.outer(lam, x), lam
+
+
+class InverseQuadratic(jb.Adapter):
+    """``xᵀ a⁻¹ x`` for symmetric positive definite ``a``, reading only its lower triangle:
+    right only for symmetric perturbations of ``a``, as its domain says."""
+
+    signature = "(n,n),(n)->()"
+    domains = {"a": "spd"}
+
+    def forward(self, a, x):
+        return x @ scipy.linalg.cho_solve(scipy.linalg.cho_factor(a, lower=True), x)
+
+    def backward(self, res, g):
+        a, x, _ = res
+        y = scipy.linalg.cho_solve(scipy.linalg.cho_factor(a, lower=True), x)
+        return -g * np.outer(y, y), 2 * g * y
+
+
+class Log(jb.Adapter):
+    signature = "()->()"
+    vectorized = True
+    domains = {"x": "positive"}
+
+    def forward(self, x):
+        return np.log(x)
+
+    def backward(self, res, g):
+        x, _ = res
+        return (g / x,)
+
+
+class Power(jb.Adapter):
+    """``x ** k`` with an integer exponent: an argument without a gradient."""
+
+    signature = "(),()->()"
+    vectorized = True
+    domains = {"k": "integer"}
+
+    def forward(self, x, k):
+        return (x**k).astype(x.dtype)  # float32 ** int32 is float64 in NumPy
+
+    def backward(self, res, g):
+        x, k, _ = res
+        return (g * k * x ** np.maximum(k - 1, 0)).astype(x.dtype), None
+
+
+class Moments(jb.Adapter):
+    """The first ``order`` moments: an output sized by a parameter, through output_specs."""
+
+    order: int = 3
+
+    signature = "(n)->(k)"
+
+    def output_specs(self, x):
+        return jax.ShapeDtypeStruct((self.order,), x.dtype)
+
+    def forward(self, x):
+        return np.stack([np.mean(x**p) for p in range(1, self.order + 1)]).astype(x.dtype)
+
+    def backward(self, res, g):
+        x, _ = res
+        return (sum(g[p - 1] * p * x ** (p - 1) for p in range(1, self.order + 1)) / x.size,)
+
+
+class MaxAndArgmax(jb.Adapter):
+    """Two outputs, one of them integer (no cotangent flows into it)."""
+
+    signature = "(n)->(),()"
+
+    def output_specs(self, x):
+        return jax.ShapeDtypeStruct((), x.dtype), jax.ShapeDtypeStruct((), np.int32)
+
+    def forward(self, x):
+        i = np.argmax(x)
+        return x[i], np.int32(i)
+
+    def backward(self, res, g):
+        x, _, i = res
+        dx = np.zeros_like(x)
+        dx[i] = g[0]
+        return (dx,)
+
+
+class Halving(jb.Adapter):
+    """A backward written in JAX (``pullback``), not on the host."""
+
+    signature = "()->()"
+    vectorized = True
+
+    def forward(self, x):
+        return x / 2
+
+    def pullback(self, res, g):
+        return (g / 2,)
+
+
+CORRECT = [
+    (Cube(), (_normal(4),)),
+    (Cube(), (_normal(),)),
+    (MatVec(), (_normal(2, 3), _normal(3))),
+    (Solve(), (np.eye(3, dtype=np.float32) + 0.3 * _normal(3, 3), _normal(3))),
+    (InverseQuadratic(), (np.array([[2.0, 0.5], [0.5, 1.0]], np.float32), _normal(2))),
+    (Log(), (np.array([0.5, 1.0, 3.0], np.float32),)),
+    (Power(), (_normal(3), np.array([0, 1, 3], np.int32))),
+    (Moments(order=4), (_normal(5),)),
+    (MaxAndArgmax(), (np.array([0.5, 2.0, -1.0], np.float32),)),
+    (Halving(), (_normal(2, 3),)),
+    (Linear(), (_normal(2, 2, 3), _normal(3, 4), _normal(4))),  # with a batch axis
+]
+
+
+@pytest.mark.parametrize("adapter,args", CORRECT, ids=[type(a).__name__ for a, _ in CORRECT])
+def test_passes_on_correct_adapters(adapter, args):
+    check_adapter(adapter, *args)
+
+
+def test_passes_in_float64():
+    with jax.enable_x64(True):
+        check_adapter(Solve(), np.eye(3) + 0.3 * RNG.normal(size=(3, 3)), RNG.normal(size=3))
+
+
+@pytest.mark.parametrize("adapter", [Power(), Moments(), InverseQuadratic(), Log()], ids=repr)
+@given(data=st.data())
+def test_passes_on_drawn_inputs(adapter, input_limits, data):
+    batch = st.sampled_from(input_limits.batches)
+    args = data.draw(inputs(adapter, batch=batch, max_size=input_limits.max_size), label="args")
+    check_adapter(adapter, *args)
+
+
+# --- broken adapters: one mistake each
+
+
+class LinearOnePercentOff(Linear):
+    def backward(self, res, g):
+        dx, dw, db = super().backward(res, g)
+        return dx, 1.01 * dw, db
+
+
+def test_catches_a_backward_one_percent_off():
+    message = _failure(LinearOnePercentOff(), _normal(2, 3), _normal(3, 2), _normal(2))
+    assert "the 'grad' check failed" in message
+    assert "the gradient of argument 'w'" in message
+    assert 0.005 < _off_by(message) < 0.011  # the 1% shows, as a share of the largest entry
+
+
+class MatVecTransposed(MatVec):
+    def backward(self, res, g):
+        a, x, _ = res
+        return np.outer(g, x), a @ g  # should be a.T @ g
+
+
+def test_catches_a_transposed_matrix():
+    message = _failure(MatVecTransposed(), _normal(3, 3), _normal(3))
+    assert "the 'grad' check failed" in message
+    assert "the gradient of argument 'x'" in message
+    assert _off_by(message) > 0.05
+
+
+class XSinX(jb.Adapter):
+    signature = "()->()"
+    vectorized = True
+
+    def forward(self, x):
+        return x * np.sin(x)
+
+    def backward(self, res, g):
+        x, _ = res
+        return (g * np.sin(x),)  # the product rule's second term, x cos x, is missing
+
+
+class Product(jb.Adapter):
+    signature = "(),()->()"
+    vectorized = True
+
+    def forward(self, x, y):
+        return x * y
+
+    def backward(self, res, g):
+        x, y, _ = res
+        return g * y, None  # the cotangent of y is missing
+
+
+@pytest.mark.parametrize(
+    "adapter,args,argument",
+    [
+        (XSinX(), (np.array([0.5, 1.0, -2.0], np.float32),), "x"),
+        (Product(), (np.array([0.5, 1.0], np.float32), np.array([2.0, -1.0], np.float32)), "y"),
+    ],
+    ids=["product-rule", "whole-cotangent"],
+)
+def test_catches_a_missing_term(adapter, args, argument):
+    message = _failure(adapter, *args)
+    assert "the 'grad' check failed" in message
+    assert f"the gradient of argument {argument!r}" in message
+    assert _off_by(message) > 0.1
+
+
+class ReversesTheBatch(jb.Adapter):
+    """Right for one row; on a batch of rows it hands each row another row's result."""
+
+    signature = "(n)->(n)"
+    vectorized = True
+
+    def forward(self, x):
+        return 2 * x[::-1] if x.ndim > 1 else 2 * x
+
+    def backward(self, res, g):
+        return (2 * g[::-1] if g.ndim > 1 else 2 * g,)
+
+
+class CentresTheBatch(jb.Adapter):
+    """``x - mean(x)``, but the mean is taken over the whole batch, not each row."""
+
+    signature = "(n)->(n)"
+    vectorized = True
+
+    def forward(self, x):
+        return x - np.mean(x)
+
+    def backward(self, res, g):
+        return (g - np.mean(g),)
+
+
+@pytest.mark.parametrize("adapter", [ReversesTheBatch(), CentresTheBatch()], ids=repr)
+def test_catches_a_vectorized_adapter_that_mixes_batch_elements(adapter):
+    x = _normal(3)
+    message = _failure(adapter, x)
+    assert "the 'vmap' check failed" in message
+    assert re.search(r"output 0 at batch element \d", message)
+    assert _off_by(message) > 0.05
+    # the same adapter is right on one row at a time: grad and jit pass
+    check_adapter(adapter, x, checks=("specs", "jit", "grad"))
+
+
+class UpcastingSine(jb.Adapter):
+    signature = "()->()"
+    vectorized = True
+
+    def forward(self, x):
+        return np.sin(x.astype(np.float64))  # float64 where float32 is declared
+
+    def backward(self, res, g):
+        x, _ = res
+        return (g * np.cos(x),)
+
+
+class FloatArgmax(jb.Adapter):
+    signature = "(n)->()"
+
+    def output_specs(self, x):
+        return jax.ShapeDtypeStruct((), np.int32)
+
+    def forward(self, x):
+        return np.float32(np.argmax(x))  # an index declared int32, returned as a float
+
+
+class UpcastingBackward(Cube):
+    def backward(self, res, g):
+        (dx,) = super().backward(res, g)
+        return (dx.astype(np.float64),)
+
+
+@pytest.mark.parametrize(
+    "adapter,pattern",
+    [
+        (
+            UpcastingSine(),
+            r"output 0 of forward .* has dtype float64, but output_specs "
+            r"declares float32\. The bridge would cast it to float32 without a word",
+        ),
+        (
+            FloatArgmax(),
+            r"output 0 of forward .* has dtype float32, but output_specs "
+            r"declares int32\. The bridge would refuse it",
+        ),
+        (
+            UpcastingBackward(),
+            r"the cotangent of 'x' from backward .* has dtype float64, but "
+            r"its argument is float32",
+        ),
+    ],
+    ids=["float64-for-float32", "float-for-int32", "backward"],
+)
+def test_catches_a_host_result_of_the_wrong_dtype(adapter, pattern):
+    message = _failure(adapter, _normal(3))
+    assert "the 'specs' check failed" in message
+    assert re.search(pattern, message), message
+
+
+class OneTooMany(jb.Adapter):
+    signature = "(n)->(n)"
+
+    def forward(self, x):
+        return np.append(x, x[-1])
+
+    def backward(self, res, g):
+        return (g[:-1],)
+
+
+class ForgetsItsResidual(Cube):
+    def residual_specs(self, x):
+        return jax.ShapeDtypeStruct(x.shape, x.dtype)  # declared, never returned
+
+
+class CotangentOneTooShort(jb.Adapter):
+    signature = "(n)->(n)"
+
+    def forward(self, x):
+        return 2 * x
+
+    def backward(self, res, g):
+        return (2 * g[:-1],)
+
+
+@pytest.mark.parametrize(
+    "adapter,pattern",
+    [
+        (
+            OneTooMany(),
+            r"output 0 of forward on one unbatched call has shape \(4,\), but "
+            r"output_specs declares the core shape \(3,\)",
+        ),
+        (
+            ForgetsItsResidual(),
+            r"forward returned 1 values on one unbatched call, but it "
+            r"should return 2: the 1 outputs .* then the 1 residuals",
+        ),
+        (
+            CotangentOneTooShort(),
+            r"the cotangent of 'x' from backward on one unbatched call "
+            r"has shape \(2,\), but its argument has the core shape \(3,\)",
+        ),
+    ],
+    ids=["output", "residual-count", "cotangent"],
+)
+def test_catches_a_host_result_of_the_wrong_shape(adapter, pattern):
+    message = _failure(adapter, _normal(3))
+    assert "the 'specs' check failed" in message
+    assert re.search(pattern, message), message
+
+
+class Impure(Cube):
+    """A forward that is not a function of its inputs: it counts its calls."""
+
+    calls = itertools.count()
+
+    def forward(self, x):
+        return x**3 + 1e-3 * next(self.calls)
+
+
+@pytest.mark.parametrize("check", ["jit", "vmap", "scan"])
+def test_catches_a_forward_that_is_not_a_function(check):
+    message = _failure(Impure(), _normal(3), checks=(check,))
+    assert f"the {check!r} check failed" in message
+
+
+def test_the_message_says_what_to_rerun():
+    message = _failure(LinearOnePercentOff(), _normal(1, 2), _normal(2, 2), _normal(2), seed=7)
+    assert "reverse-mode gradients equal central finite differences in float64" in message
+    assert "(check_adapter options: seed=7, batch=3)" in message
+    # the inputs, as Python that rebuilds them exactly
+    listed = re.findall(r"^  (\w+) = np\.array\(.*?, np\.float32\)  # shape", message, re.M | re.S)
+    assert listed == ["x", "w", "b"]
+
+
+# --- what check_adapter refuses to check
+
+
+def test_refuses_bad_arguments():
+    with pytest.raises(TypeError, match=r"needs 3 arguments \(x, w, b\), got 1"):
+        check_adapter(Linear(), _normal(2, 3))
+    with pytest.raises(TypeError, match="'x' is float64.*64-bit mode is off"):
+        check_adapter(Cube(), np.ones(3))
+    with pytest.raises(ValueError, match="'x' has entries that are not positive.*'positive'"):
+        check_adapter(Log(), np.array([1.0, -1.0], np.float32))
+    with pytest.raises(ValueError, match="'a' is not exactly symmetric.*'spd'"):
+        check_adapter(InverseQuadratic(), np.array([[2, 1], [0, 2]], np.float32), _normal(2))
+    with pytest.raises(ValueError, match="unknown checks"):
+        check_adapter(Cube(), _normal(3), checks=("grad", "hessian"))
+    with pytest.raises(ValueError, match="`batch` must be an integer of at least 2"):
+        check_adapter(Cube(), _normal(3), batch=1)
+
+
+def test_an_error_on_the_host_is_a_failed_check():
+    class Raises(Cube):
+        def forward(self, x):
+            raise np.linalg.LinAlgError("Singular matrix")
+
+    message = _failure(Raises(), _normal(3))
+    assert "the 'specs' check failed" in message
+    assert "it raised LinAlgError: Singular matrix" in message
+
+
+# --- the README's snippet
+
+
+def _readme_snippet() -> str:
+    """The Python blocks of README.md's section "Testing your own adapter"."""
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    heading = re.search(r"^(#+) Testing your own adapter\n", text, re.M)
+    assert heading, "README.md has no section 'Testing your own adapter'"
+    end = re.compile(rf"^#{{1,{len(heading.group(1))}}} ", re.M).search(text, heading.end())
+    section = text[heading.end() : end.start() if end else len(text)]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert blocks, "README.md: the section has no ```python block"
+    return "\n".join(blocks)
+
+
+def test_readme_snippet_runs():
+    namespace: dict = {"__name__": "readme_snippet"}
+    exec(compile(_readme_snippet(), "README snippet", "exec"), namespace)
+    tests = [f for name, f in namespace.items() if name.startswith("test_") and callable(f)]
+    assert tests, "the snippet should show a Hypothesis test"
+    for test in tests:
+        test()
+
+
+def test_readme_snippet_catches_a_wrong_backward():
+    namespace: dict = {"__name__": "readme_snippet"}
+    snippet = _readme_snippet()
+    wrong = snippet.replace("3 * x**2 * g", "3 * x * g")
+    assert wrong != snippet, "the snippet's backward changed: update this test"
+    with pytest.raises(AssertionError, match="the 'grad' check failed"):
+        exec(compile(wrong, "README snippet", "exec"), namespace)
+
+
+def test_jnp_inputs_are_accepted():
+    check_adapter(Cube(), jnp.arange(3.0))
