@@ -206,12 +206,16 @@ def batched(rounds: int, inner: int) -> None:
 
 
 class LoopSolve(jb.Adapter):
-    """``scipy.linalg.solve`` one system at a time: the bridge loops over a batch."""
+    """``a x = b`` one system at a time: the bridge loops over a batch on the host.
+
+    ``lu_factor`` + ``lu_solve``, not ``scipy.linalg.solve``: measured here (SciPy 1.17),
+    ``solve`` holds the GIL, so threads cannot overlap it, while these two release it.
+    """
 
     signature = "(n,n),(n)->(n)"
 
     def forward(self, a, b):
-        return scipy.linalg.solve(a, b)
+        return scipy.linalg.lu_solve(scipy.linalg.lu_factor(a), b)
 
 
 class ThreadedLoopSolve(LoopSolve):
@@ -274,8 +278,9 @@ def threads(n: int, batch: int, rounds: int) -> None:
     b = jnp.asarray(rng.normal(size=(batch, n)))
     one, two = jax.jit(LoopSolve()), jax.jit(ThreadedLoopSolve())
     np.testing.assert_allclose(one(a, b), two(a, b), rtol=1e-10)
+    blas = os.environ.get("OPENBLAS_NUM_THREADS", "unset, so OpenBLAS threads each call")
     table(
-        f"5. {batch} solves of n = {n}, looped on the host (vectorized = False)",
+        f"5. {batch} solves of n = {n} looped on the host; OPENBLAS_NUM_THREADS {blas}",
         medians(
             {
                 "threads = 1 (the default)": lambda: one(a, b),
