@@ -17,10 +17,9 @@ traced with.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -83,8 +82,11 @@ def _through_pure_callback(
     function: HostFunction, specs: Sequence[jax.ShapeDtypeStruct], args: Sequence[jax.Array]
 ) -> tuple[jax.Array, ...]:
     def on_host(*arrays: jax.Array) -> tuple[np.ndarray, ...]:
-        with _reported():
+        try:
             return function([np.asarray(a) for a in arrays])
+        except Exception as error:
+            _report(error)
+            raise
 
     return tuple(jax.pure_callback(on_host, tuple(specs), *args, vmap_method="expand_dims"))
 
@@ -96,8 +98,11 @@ def _through_buffers(
     assert buffer_callback is not None
 
     def on_host(_context: object, outs: Sequence[object], *buffers: object) -> None:
-        with _reported():
+        try:
             results = function([_read_only(b) for b in buffers])
+        except Exception as error:
+            _report(error)
+            raise
         for out, result in zip(outs, results, strict=True):
             np.asarray(out)[...] = result
 
@@ -105,15 +110,10 @@ def _through_buffers(
     return tuple(call(*args))
 
 
-@contextlib.contextmanager
-def _reported() -> Iterator[None]:
+def _report(error: Exception) -> None:
     """Log a host error in one line as it happens: JAX re-raises it as a JaxRuntimeError
     whose message puts the original error last, after a long traceback."""
-    try:
-        yield
-    except Exception as error:
-        _log.error("%s: %s", type(error).__name__, error)
-        raise
+    _log.error("%s: %s", type(error).__name__, error)
 
 
 def _read_only(buffer: object) -> np.ndarray:
