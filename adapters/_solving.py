@@ -95,6 +95,11 @@ def solve_per_matrix(
             x_stack = np.full(stack.shape, np.nan)
             computed = [_failed(shape, kind) for shape, kind in factor_specs]
         x[where] = np.reshape(x_stack, block.shape)
+        if not own:  # one matrix: hand its factors on as they are, saving an n² copy
+            return (
+                x,
+                *(np.asarray(value, kind) for value, (_, kind) in zip(computed, factor_specs)),
+            )
         for out, value in zip(factors, computed, strict=True):
             out[index] = value
     return (x, *factors)
