@@ -19,9 +19,6 @@ and the ratios that answer the question. Not a test: nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import random
-import time
-from collections.abc import Callable
 
 import jax
 
@@ -30,24 +27,9 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.linalg  # noqa: E402
+from _timing import medians  # noqa: E402
 
 from jaxbridge.adapters import LinearSolve  # noqa: E402
-
-
-def medians(contenders: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """Median seconds per call of each contender, over interleaved rounds in shuffled order
-    (so that the machine's noise hits them alike)."""
-    for run in contenders.values():  # compile and warm up
-        jax.block_until_ready(run())
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    names = list(contenders)
-    for _ in range(rounds):
-        random.shuffle(names)
-        for name in names:
-            start = time.perf_counter()
-            jax.block_until_ready(contenders[name]())
-            samples[name].append(time.perf_counter() - start)
-    return {name: float(np.median(s)) for name, s in samples.items()}
 
 
 def main() -> None:

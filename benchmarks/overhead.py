@@ -16,9 +16,7 @@ import argparse
 import gc
 import os
 import platform
-import random
 import resource
-import time
 from collections.abc import Callable
 
 import jax
@@ -29,28 +27,12 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy  # noqa: E402
 import scipy.linalg  # noqa: E402
+from _timing import medians  # noqa: E402
 
 import jaxbridge as jb  # noqa: E402
 from jaxbridge.adapters import Doubling, LinearSolve  # noqa: E402
 
 Timed = dict[str, Callable[[], object]]
-
-
-def medians(contenders: Timed, rounds: int, inner: int) -> dict[str, float]:
-    """Median seconds per call of each contender, over interleaved rounds."""
-    for run in contenders.values():  # compile and warm up
-        jax.block_until_ready(run())
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    names = list(contenders)
-    for _ in range(rounds):
-        random.shuffle(names)
-        for name in names:
-            run = contenders[name]
-            start = time.perf_counter()
-            for _ in range(inner):
-                jax.block_until_ready(run())
-            samples[name].append((time.perf_counter() - start) / inner)
-    return {name: float(np.median(s)) for name, s in samples.items()}
 
 
 def table(title: str, times: dict[str, float], baseline: str, target: str = "") -> None:
