@@ -81,8 +81,13 @@ def host_call(
 def _through_pure_callback(
     function: HostFunction, specs: Sequence[jax.ShapeDtypeStruct], args: Sequence[jax.Array]
 ) -> tuple[jax.Array, ...]:
+    traced_x64 = bool(jax.config.jax_enable_x64)
+    wide = any(np.dtype(s.dtype).itemsize == 8 for s in specs)
+
     def on_host(*arrays: jax.Array) -> tuple[np.ndarray, ...]:
         try:
+            if wide and traced_x64 and not jax.config.jax_enable_x64:
+                raise TypeError(_X64_ON_ANOTHER_THREAD)
             return function([np.asarray(a) for a in arrays])
         except Exception as error:
             _report(error)
@@ -130,6 +135,15 @@ def _buffer_callback() -> Callable[..., Callable[..., Sequence[jax.Array]]] | No
         return None
     return buffer_callback
 
+
+# JAX casts a pure_callback's results to the 64-bit mode of the thread that runs it, which
+# for XLA's own worker threads is the global setting, not a `jax.enable_x64` context's.
+_X64_ON_ANOTHER_THREAD = (
+    "jaxbridge: this call was traced with 64-bit mode on (a `jax.enable_x64` context), but "
+    "XLA runs its pure_callback on a thread where the context does not hold, and JAX would "
+    "reject the 64-bit results. Turn 64-bit mode on globally, "
+    "jax.config.update('jax_enable_x64', True), or use the buffer_callback transport (CPU)."
+)
 
 _NOT_DIFFERENTIABLE = {
     "forward": (

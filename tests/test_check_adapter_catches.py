@@ -456,7 +456,10 @@ def test_the_message_says_what_to_rerun():
 def test_refuses_bad_arguments():
     with pytest.raises(TypeError, match=r"needs 3 arguments \(x, w, b\), got 1"):
         check_adapter(Linear(), _normal(2, 3))
-    with pytest.raises(TypeError, match="'x' is float64.*64-bit mode is off"):
+    with (
+        jax.enable_x64(False),
+        pytest.raises(TypeError, match="'x' is float64.*64-bit mode is off"),
+    ):
         check_adapter(Cube(), np.ones(3))
     with pytest.raises(ValueError, match="'x' has entries that are not positive.*'positive'"):
         check_adapter(Log(), np.array([1.0, -1.0], np.float32))

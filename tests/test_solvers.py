@@ -325,6 +325,7 @@ BAD = _bad_cases(SINGULAR, "") + [
 
 
 @pytest.mark.parametrize(("make", "args", "message"), BAD)
+@jax.enable_x64(False)  # the cases are float32: "rcond" rounds to a tiny pivot in float32
 def test_bad_matrix_is_an_error_naming_the_adapter(make, args, message):
     adapter = make()
     owner = type(adapter).__name__
