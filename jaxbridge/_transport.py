@@ -81,12 +81,12 @@ def host_call(
 def _through_pure_callback(
     function: HostFunction, specs: Sequence[jax.ShapeDtypeStruct], args: Sequence[jax.Array]
 ) -> tuple[jax.Array, ...]:
-    traced_x64 = bool(jax.config.jax_enable_x64)
+    traced_x64 = _x64()
     wide = any(np.dtype(s.dtype).itemsize == 8 for s in specs)
 
     def on_host(*arrays: jax.Array) -> tuple[np.ndarray, ...]:
         try:
-            if wide and traced_x64 and not jax.config.jax_enable_x64:
+            if wide and traced_x64 and not _x64():
                 raise TypeError(_X64_ON_ANOTHER_THREAD)
             return function([np.asarray(a) for a in arrays])
         except Exception as error:
@@ -113,6 +113,11 @@ def _through_buffers(
 
     call = buffer_callback(on_host, tuple(specs), vmap_method="expand_dims")
     return tuple(call(*args))
+
+
+def _x64() -> bool:
+    """Whether 64-bit mode is on in this thread (a `jax.enable_x64` context is per thread)."""
+    return jax.dtypes.canonicalize_dtype(np.float64) == np.float64
 
 
 def _report(error: Exception) -> None:
