@@ -6,6 +6,7 @@ can never silently rot. The scripts are found with a glob: a new one fails
 """
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +78,15 @@ def test_kernel_ridge_saves_its_plot_or_says_why_not(run_example):
     else:
         assert plot.read_bytes().startswith(b"\x89PNG"), f"no PNG at {plot}"
         assert f"saved the plot to {plot.name}" in process.stdout
+
+
+def test_readme_quick_example_runs_and_gives_its_answer():
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    section = text[text.index("## Quick example") : text.index("## Writing an adapter")]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    namespace: dict = {}
+    exec(compile(code, "README quick example", "exec"), namespace)
+    result = namespace["jax"].jit(
+        namespace["jax"].vmap(namespace["jax"].grad(lambda x: namespace["double"](x).sum()))
+    )(namespace["xs"])
+    assert result.tolist() == [2.0, 2.0, 2.0, 2.0]  # the value the README's comment shows
