@@ -91,7 +91,7 @@ def run_batched(
 
     def run(indices: Sequence[tuple[int, ...]]) -> None:
         for index in indices:
-            elements = [a[_element(index, b)] for a, b in zip(arrays, batches)]
+            elements = [a[batch_element(index, b)] for a, b in zip(arrays, batches)]
             for out, value in zip(outs, _checked(owner, method, compute, elements, results, ())):
                 out[index] = value  # each thread writes its own elements: no lock needed
 
@@ -132,7 +132,7 @@ def _checked(
     )
 
 
-def _element(index: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, ...]:
+def batch_element(index: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, ...]:
     """The index of one batch element in an array whose batch axes may be broadcast."""
     index = index[len(index) - len(batch) :]
     return tuple(0 if size == 1 else i for i, size in zip(index, batch))

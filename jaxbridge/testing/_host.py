@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._adapter import Adapter
+from .._host import batch_element
 
 
 def padded(args: Sequence[np.ndarray], ranks: Sequence[int]) -> list[np.ndarray]:
@@ -49,16 +50,10 @@ def outputs(
         return shaped(forward_items(adapter, args, ranks), loop)
     results: list[np.ndarray] = []
     for index in np.ndindex(*loop):
-        element = [a[_element(index, a.shape[: a.ndim - r])] for a, r in zip(args, ranks)]
+        element = [a[batch_element(index, a.shape[: a.ndim - r])] for a, r in zip(args, ranks)]
         values = shaped(forward_items(adapter, element, ranks), ())
         if not results:
             results = [np.empty(loop + v.shape, v.dtype) for v in values]
         for result, value in zip(results, values):
             result[index] = value
     return results
-
-
-def _element(index: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, ...]:
-    """The index of one batch element in an array whose batch axes may be broadcast."""
-    index = index[len(index) - len(batch) :]
-    return tuple(0 if size == 1 else i for i, size in zip(index, batch))
