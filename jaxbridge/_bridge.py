@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -56,16 +56,7 @@ def host_pullback(adapter: Adapter, res: tuple[jax.Array, ...], g: Any) -> tuple
             for i in wanted
         ]
 
-    on_host = functools.partial(
-        run_batched,
-        plan.owner,
-        "backward",
-        compute,
-        ranks,
-        [(plan.args[i].shape, plan.args[i].dtype) for i in wanted],
-        type(adapter).vectorized,
-        type(adapter).threads,
-    )
+    on_host = _on_host(adapter, "backward", compute, ranks, [plan.args[i] for i in wanted])
 
     specs = plan.batched([plan.args[i] for i in wanted])
     computed = iter(host_call(on_host, specs, (*res, *cotangents), plan.owner, "backward"))
@@ -74,7 +65,6 @@ def host_pullback(adapter: Adapter, res: tuple[jax.Array, ...], g: Any) -> tuple
 
 def _differentiable(adapter: Adapter, plan: Plan) -> Any:
     n_out = len(plan.outputs)
-    vectorized = type(adapter).vectorized
     ranks = [len(s.shape) for s in plan.args]
 
     def forward(args: Sequence[jax.Array], residuals: tuple) -> tuple[jax.Array, ...]:
@@ -86,16 +76,7 @@ def _differentiable(adapter: Adapter, plan: Plan) -> Any:
             # residuals the primal call does not need are dropped here, on the host
             return items[: len(declared)] if len(items) == n_out + len(plan.residuals) else items
 
-        on_host = functools.partial(
-            run_batched,
-            plan.owner,
-            "forward",
-            compute,
-            ranks,
-            [(s.shape, s.dtype) for s in declared],
-            vectorized,
-            type(adapter).threads,
-        )
+        on_host = _on_host(adapter, "forward", compute, ranks, declared)
 
         return host_call(on_host, plan.batched(declared), args, plan.owner, "forward")
 
@@ -135,6 +116,21 @@ def _differentiable(adapter: Adapter, plan: Plan) -> Any:
     bridged = jax.custom_vjp(lambda *args: forward(args, ()))
     bridged.defvjp(bridged_fwd, backward)
     return bridged
+
+
+def _on_host(
+    adapter: Adapter,
+    method: str,
+    compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
+    ranks: Sequence[int],
+    results: Sequence[jax.ShapeDtypeStruct],
+) -> Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]:
+    """The host function of one callback: ``compute`` run over the batch, results checked."""
+    cls = type(adapter)
+    cores = [(s.shape, np.dtype(s.dtype)) for s in results]
+    return functools.partial(
+        run_batched, cls.__name__, method, compute, ranks, cores, cls.vectorized, cls.threads
+    )
 
 
 def _cotangent(plan: Plan, name: str, ct: Any, arg: jax.Array, shape: tuple[int, ...]) -> Any:
