@@ -11,7 +11,7 @@ from typing import Any, ClassVar, dataclass_transform
 import jax
 import numpy as np
 
-from ._bridge import call, host_pullback
+from ._bridge import call, host_pullback, host_pushforward
 from ._plan import arg_names
 from ._signature import bind_dims, core_shape, parse
 
@@ -85,11 +85,18 @@ class Adapter:
             return {"a": "spd" if self.assume_a == "pos" else "well_conditioned"}
     """
 
+    linear_in: ClassVar[tuple[str, ...]] = ()
+    """The arguments that ``forward`` is linear in, the others held fixed: ``("b",)`` for a
+    solve ``a x = b``. It enables ``jax.linear_transpose`` in them (through the pullback,
+    taken with those arguments and the outputs at zero). An adapter linear in all its
+    floating arguments together (``Doubling``) needs no forward-mode rule: its tangent map
+    is ``forward`` itself, and its derivatives of every order follow."""
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "signature" in vars(cls):
             parse(cls.signature)  # a malformed signature fails when the class is defined
-        for name in ("signature", "vectorized", "threads", "domains"):
+        for name in ("signature", "vectorized", "threads", "domains", "linear_in"):
             if name in inspect.get_annotations(cls):
                 # an annotation would turn it into a dataclass field, a per-instance value
                 raise TypeError(
@@ -145,6 +152,27 @@ class Adapter:
         carry the call's batch axes in front.
         """
         return host_pullback(self, res, g)
+
+    def jvp(self, res: tuple[np.ndarray, ...], tangents: tuple[Any, ...]) -> Any:
+        """Compute the tangent of the outputs on the host (forward mode: ``jvp``, ``jacfwd``).
+
+        ``res`` is what ``backward`` gets, ``(*inputs, *outputs, *residuals)``; ``tangents``
+        has one entry per input, ``None`` where that input's tangent is zero. Return the
+        output's tangent shaped like it (a tuple if there are several outputs; ``None`` for
+        zero). With ``vectorized``, arrays carry leading batch axes that broadcast (a
+        tangent may have a batch where ``res`` has size 1: ``jacfwd`` makes one call).
+        """
+        raise NotImplementedError(f"{type(self).__name__} defines no `jvp`.")
+
+    def pushforward(self, res: tuple[jax.Array, ...], tangents: tuple[Any, ...]) -> Any:
+        """The forward-mode rule as JAX code; by default it calls ``jvp`` on the host.
+
+        Override it to build the tangent from other bridged calls that have derivative
+        rules of their own (as ``pullback`` does for the backward): then forward mode works
+        to every order (``jacfwd(jacfwd(f))``). Same contract as ``jvp``, with JAX arrays
+        carrying the call's batch axes in front; it must be linear in ``tangents``.
+        """
+        return host_pushforward(self, res, tangents)
 
     def output_specs(self, *args: jax.ShapeDtypeStruct) -> Any:
         """Core shapes and dtypes of the outputs, given those of the inputs.

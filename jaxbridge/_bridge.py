@@ -1,18 +1,28 @@
-"""How one adapter call is wired into JAX: host callbacks inside a ``jax.custom_vjp``."""
+"""An adapter call, and the default derivative rules that run an adapter's host methods."""
 
 from __future__ import annotations
 
-import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._host import run_batched
-from ._plan import Plan, arg_names, make_plan
+from ._operations import (
+    Backward,
+    Forward,
+    describe,
+    floating,
+    fully_linear,
+    host_function,
+    loop_of,
+    overrides,
+    plan_of,
+)
+from ._plan import arg_names, make_plan
+from ._primitives import bind
 from ._transport import host_call
 
 if TYPE_CHECKING:
@@ -20,140 +30,70 @@ if TYPE_CHECKING:
 
 
 def call(adapter: Adapter, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``adapter(*args, **kwargs)``: validate at trace time, then run on the host."""
+    """``adapter(*args, **kwargs)``: validate at trace time, then bind the forward."""
     names = arg_names(type(adapter))
     arrays = _bind(adapter, names, args, kwargs)
-    plan = make_plan(adapter, names, arrays)
+    plan = make_plan(adapter, names, arrays)  # raises, naming the argument, on bad input
     padded = [jnp.reshape(a, shape) for a, shape in zip(arrays, plan.padded)]
-    outputs = _differentiable(adapter, plan)(*padded)
-    return outputs[0] if len(outputs) == 1 else outputs
+    outputs = bind(Forward(adapter), padded)
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 def host_pullback(adapter: Adapter, res: tuple[jax.Array, ...], g: Any) -> tuple[Any, ...]:
     """The default ``Adapter.pullback``: ``adapter.backward`` in one host callback."""
-    names = arg_names(type(adapter))
-    inputs = res[: len(names)]
-    plan = make_plan(adapter, names, inputs)
     cotangents = tuple(g) if isinstance(g, (tuple, list)) else (g,)
-    wanted = [i for i, a in enumerate(plan.args) if _differentiable_dtype(a.dtype)]
+    computed = iter(bind(Backward(adapter), (*res, *cotangents)))
+    plan = plan_of(adapter, res[: len(arg_names(type(adapter)))])
+    return tuple(next(computed) if floating(a.dtype) else None for a in plan.args)
+
+
+def host_pushforward(adapter: Adapter, res: tuple[jax.Array, ...], tangents: tuple) -> Any:
+    """The default ``Adapter.pushforward``: ``adapter.jvp`` in one host callback, or for an
+    adapter linear in all its arguments, the forward applied to the tangents."""
+    names = arg_names(type(adapter))
+    plan = plan_of(adapter, res[: len(names)])
+    if not overrides(adapter, "jvp"):
+        if fully_linear(adapter, plan):
+            filled = [
+                jnp.zeros(a.shape, a.dtype) if t is None else t for a, t in zip(res, tangents)
+            ]
+            return call(adapter, tuple(filled), {})
+        raise TypeError(
+            f"{plan.owner} has no forward-mode rule, so jvp, jacfwd, hessian and linearize "
+            f"cannot go through it (reverse mode, grad and jacrev, works). Define `jvp(self, "
+            f"res, tangents)` on the host, or `pushforward(self, res, tangents)` in JAX."
+        )
+    given = [i for i, t in enumerate(tangents) if t is not None]
     n_res = len(res)
-    ranks = [len(s.shape) for s in (*plan.args, *plan.outputs, *plan.residuals, *plan.outputs)]
+    cores = (*plan.args, *plan.outputs, *plan.residuals)
+    ranks = [len(s.shape) for s in cores] + [len(plan.args[i].shape) for i in given]
+    n_out = len(plan.outputs)
 
     def compute(values: Sequence[np.ndarray]) -> list[object]:
-        g_host = list(values[n_res:])
-        got = adapter.backward(
-            tuple(values[:n_res]), tuple(g_host) if len(g_host) > 1 else g_host[0]
-        )
-        if not isinstance(got, (tuple, list)) or len(got) != len(names):
+        host_tangents: list[np.ndarray | None] = [None] * len(names)
+        for i, value in zip(given, values[n_res:]):
+            host_tangents[i] = value
+        got = adapter.jvp(tuple(values[:n_res]), tuple(host_tangents))
+        items = list(got) if isinstance(got, (tuple, list)) and n_out > 1 else [got]
+        if len(items) != n_out:
             raise TypeError(
-                f"{plan.owner}.backward must return a tuple of {len(names)} cotangents (one "
-                f"per input, None for zero), got {_describe(got)}."
+                f"{plan.owner}.jvp must return {n_out} output tangents (a tuple if there are "
+                f"several outputs), got {describe(got)}."
             )
         return [
-            np.zeros(values[i].shape[values[i].ndim - ranks[i] :], plan.args[i].dtype)
-            if got[i] is None
-            else got[i]
-            for i in wanted
+            np.zeros(o.shape, o.dtype) if t is None else t
+            for t, o in zip(items, plan.outputs)
+            if floating(o.dtype)
         ]
 
-    on_host = _on_host(adapter, "backward", compute, ranks, [plan.args[i] for i in wanted])
-
-    specs = plan.batched([plan.args[i] for i in wanted])
-    computed = iter(host_call(on_host, specs, (*res, *cotangents), plan.owner, "backward"))
-    return tuple(next(computed) if i in wanted else None for i in range(len(names)))
-
-
-def _differentiable(adapter: Adapter, plan: Plan) -> Any:
-    n_out = len(plan.outputs)
-    ranks = [len(s.shape) for s in plan.args]
-
-    def forward(args: Sequence[jax.Array], residuals: tuple) -> tuple[jax.Array, ...]:
-        declared = (*plan.outputs, *residuals)
-
-        def compute(values: Sequence[np.ndarray]) -> list[object]:
-            got = adapter.forward(*values)
-            items = list(got) if isinstance(got, (tuple, list)) else [got]
-            # residuals the primal call does not need are dropped here, on the host
-            return items[: len(declared)] if len(items) == n_out + len(plan.residuals) else items
-
-        on_host = _on_host(adapter, "forward", compute, ranks, declared)
-
-        return host_call(on_host, plan.batched(declared), args, plan.owner, "forward")
-
-    def backward(res: tuple, g: tuple) -> tuple[Any, ...]:
-        # integer outputs' cotangents arrive as float0, which no host routine can read
-        g = tuple(
-            jnp.zeros(ct.shape, out.dtype) if ct.dtype == jax.dtypes.float0 else ct
-            for ct, out in zip(g[:n_out], res[len(plan.args) :])
-        )
-        got = adapter.pullback(res, g[0] if n_out == 1 else g)
-        if not isinstance(got, (tuple, list)) or len(got) != len(plan.args):
-            raise TypeError(
-                f"{plan.owner}.pullback must return a tuple of {len(plan.args)} cotangents "
-                f"(one per input, None for zero), got {_describe(got)}."
-            )
-        return tuple(
-            _cotangent(plan, name, ct, arg, shape)
-            for name, ct, arg, shape in zip(plan.names, got, res, plan.padded)
-        )
-
-    # Outputs and residuals together, differentiable in turn (residuals count as constants),
-    # so that a differentiable pullback gives derivatives of any order. Its forward rule
-    # calls it again: each order of differentiation peels off one level.
-    with_residuals = jax.custom_vjp(lambda *args: forward(args, plan.residuals))
-
-    def saving(*args: jax.Array) -> tuple[tuple[jax.Array, ...], tuple]:
-        results = with_residuals(*args)
-        return results, (*args, *results)
-
-    with_residuals.defvjp(saving, backward)
-
-    def bridged_fwd(*args: jax.Array) -> tuple[tuple[jax.Array, ...], tuple]:
-        results, res = saving(*args)
-        return results[:n_out], res
-
-    # The primal call alone skips the residuals: nothing extra crosses from the host.
-    bridged = jax.custom_vjp(lambda *args: forward(args, ()))
-    bridged.defvjp(bridged_fwd, backward)
-    return bridged
-
-
-def _on_host(
-    adapter: Adapter,
-    method: str,
-    compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
-    ranks: Sequence[int],
-    results: Sequence[jax.ShapeDtypeStruct],
-) -> Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]:
-    """The host function of one callback: ``compute`` run over the batch, results checked."""
-    cls = type(adapter)
-    cores = [(s.shape, np.dtype(s.dtype)) for s in results]
-    return functools.partial(
-        run_batched, cls.__name__, method, compute, ranks, cores, cls.vectorized, cls.threads
-    )
-
-
-def _cotangent(plan: Plan, name: str, ct: Any, arg: jax.Array, shape: tuple[int, ...]) -> Any:
-    """Shape a cotangent like its argument: sum over axes the argument was broadcast along."""
-    if not _differentiable_dtype(arg.dtype):
-        return None
-    if ct is None:
-        return jnp.zeros(shape, arg.dtype)
-    ct = jnp.asarray(ct)
-    lead = ct.ndim - len(shape)
-    if lead < 0 or any(s != 1 and s != c for s, c in zip(shape, ct.shape[lead:])):
-        raise ValueError(
-            f"{plan.owner}: the cotangent of argument '{name}' has shape {ct.shape}, which "
-            f"does not reduce to the argument's shape {shape}."
-        )
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, (s, c) in enumerate(zip(shape, ct.shape[lead:])) if s == 1 and c != 1
-    )
-    return jnp.sum(ct, axis=axes).reshape(shape).astype(arg.dtype) if axes else ct.astype(arg.dtype)
-
-
-def _differentiable_dtype(dtype: Any) -> bool:
-    return bool(jnp.issubdtype(dtype, jnp.inexact))
+    results = [o for o in plan.outputs if floating(o.dtype)]
+    on_host = host_function(adapter, "jvp", compute, ranks, results)
+    args = (*res, *(tangents[i] for i in given))
+    loop = loop_of(args, ranks)
+    specs = [jax.ShapeDtypeStruct(loop + s.shape, s.dtype) for s in results]
+    computed = iter(host_call(on_host, specs, args))
+    tangent_out = [next(computed) if floating(o.dtype) else None for o in plan.outputs]
+    return tangent_out[0] if n_out == 1 else tuple(tangent_out)
 
 
 def _bind(adapter: Adapter, names: tuple[str, ...], args: tuple, kwargs: dict) -> list[jax.Array]:
@@ -178,9 +118,3 @@ def _bind(adapter: Adapter, names: tuple[str, ...], args: tuple, kwargs: dict) -
                 f"({error})."
             ) from None
     return arrays
-
-
-def _describe(value: object) -> str:
-    if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)}"
-    return type(value).__name__

@@ -35,6 +35,11 @@ class Plan:
     outputs: tuple[jax.ShapeDtypeStruct, ...]
     residuals: tuple[jax.ShapeDtypeStruct, ...]
 
+    @property
+    def ranks(self) -> list[int]:
+        """The core ranks of the arguments."""
+        return [len(s.shape) for s in self.args]
+
     def batched(self, specs: Sequence[jax.ShapeDtypeStruct]) -> tuple[jax.ShapeDtypeStruct, ...]:
         """``specs`` with the loop axes in front."""
         return tuple(jax.ShapeDtypeStruct(self.loop + s.shape, s.dtype) for s in specs)

@@ -57,25 +57,17 @@ def host_call(
     function: HostFunction,
     result_specs: Sequence[jax.ShapeDtypeStruct],
     args: Sequence[jax.Array],
-    owner: str,
-    method: str,
 ) -> tuple[jax.Array, ...]:
     """Call ``function`` on a list of NumPy views of ``args``; return arrays of ``result_specs``.
 
-    Under ``vmap`` the host sees every batch axis at the front of every argument (size 1
-    where an argument is not batched) and makes one call for the whole batch. ``owner`` and
-    ``method`` name the adapter's method for errors.
+    The host sees every batch axis at the front of every argument (size 1 where an argument
+    is broadcast) and makes one call for the whole batch.
     """
     if not any(isinstance(a, Tracer) for a in args):
         return tuple(jnp.asarray(r) for r in function([np.asarray(a) for a in args]))
-    try:
-        if transport() == "buffer_callback":
-            return _through_buffers(function, result_specs, args)
-        return _through_pure_callback(function, result_specs, args)
-    except ValueError as error:
-        if "do not support JVP" not in str(error):
-            raise
-        raise TypeError(_NOT_DIFFERENTIABLE[method].format(owner=owner)) from None
+    if transport() == "buffer_callback":
+        return _through_buffers(function, result_specs, args)
+    return _through_pure_callback(function, result_specs, args)
 
 
 def _through_pure_callback(
@@ -149,19 +141,6 @@ _X64_ON_ANOTHER_THREAD = (
     "reject the 64-bit results. Turn 64-bit mode on globally, "
     "jax.config.update('jax_enable_x64', True), or use the buffer_callback transport (CPU)."
 )
-
-_NOT_DIFFERENTIABLE = {
-    "forward": (
-        "{owner}: jaxbridge adapters support reverse-mode differentiation (grad, vjp, "
-        "jacrev) but not forward mode (jvp, jacfwd, hessian) yet. For second derivatives "
-        "use jax.jacrev(jax.jacrev(f)) or jax.grad(jax.grad(f))."
-    ),
-    "backward": (
-        "{owner}.backward runs on the host, so it cannot be differentiated again: no "
-        "second derivatives through {owner}. An adapter gets them by overriding `pullback` "
-        "with bridged calls that have backward passes of their own."
-    ),
-}
 
 _environment = os.environ.get("JAXBRIDGE_TRANSPORT")
 if _environment:

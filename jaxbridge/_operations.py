@@ -1,0 +1,409 @@
+"""The three operations of a bridged call, each bound as a primitive (see ``_primitives``).
+
+- ``Forward``: ``adapter.forward`` on the host; with ``residuals``, the residuals too.
+- ``TangentMap``: J·t, ``adapter.pushforward`` (by default ``jvp`` on the host); linear in
+  the tangents, its transpose is ``adapter.pullback``.
+- ``Backward``: Jᵀ·g, ``adapter.backward`` on the host (the default ``pullback``); linear in
+  the cotangents, its transpose is the tangent map.
+
+Arguments reach an operation padded to a common number of leading (loop) axes, size 1
+where an argument is broadcast: the host sees them as gufunc batch axes. ``res`` is always
+``(*inputs, *outputs, *residuals)``, what ``backward`` gets.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._host import run_batched
+from ._plan import Plan, arg_names, make_plan
+from ._primitives import Linear, bind, vary_like, varying
+from ._transport import host_call
+
+if TYPE_CHECKING:
+    from ._adapter import Adapter
+
+
+@dataclass(frozen=True)
+class Forward:
+    """The forward call: outputs, and the residuals too if ``residuals``."""
+
+    adapter: Adapter
+    residuals: bool = False
+
+    primitive: ClassVar[str] = "jaxbridge_forward"
+
+    def specs(self, args: Sequence[Any]) -> tuple[jax.ShapeDtypeStruct, ...]:
+        plan = plan_of(self.adapter, args)
+        return plan.batched(self._declared(plan))
+
+    def _declared(self, plan: Plan) -> tuple[jax.ShapeDtypeStruct, ...]:
+        return (*plan.outputs, *(plan.residuals if self.residuals else ()))
+
+    def run(self, args: Sequence[jax.Array]) -> Sequence[jax.Array]:
+        adapter, plan = self.adapter, plan_of(self.adapter, args)
+        declared = self._declared(plan)
+        n_out, n_all = len(plan.outputs), len(plan.outputs) + len(plan.residuals)
+
+        def compute(values: Sequence[np.ndarray]) -> list[object]:
+            got = adapter.forward(*values)
+            items = list(got) if isinstance(got, (tuple, list)) else [got]
+            # residuals the primal call does not need are dropped here, on the host
+            return items[: len(declared)] if len(items) == n_all and n_out < n_all else items
+
+        on_host = host_function(adapter, "forward", compute, plan.ranks, declared)
+        return host_call(on_host, plan.batched(declared), args)
+
+    def jvp(self, primals, tangents):
+        plan = plan_of(self.adapter, primals)
+        if all(t is None for t in tangents):
+            outs = bind(self, primals)
+            return outs, [None] * len(outs)
+        results = bind(Forward(self.adapter, residuals=True), primals)
+        res = (*primals, *results)
+        which = tuple(t is not None for t in tangents)
+        given = [t for t in tangents if t is not None]
+        computed = iter(bind(TangentMap(self.adapter, which), (*res, *given)))
+        out_tangents = [next(computed) if floating(o.dtype) else None for o in plan.outputs]
+        outs = results if self.residuals else results[: len(plan.outputs)]
+        # residuals are constants of the derivative rules: their tangents are zero
+        return outs, out_tangents + [None] * (len(outs) - len(plan.outputs))
+
+    def transpose(self, cts, args):
+        """``jax.linear_transpose``: the pullback, where ``forward`` is linear in the unknowns."""
+        adapter = self.adapter
+        plan = plan_of(adapter, args)
+        linear = set(adapter.linear_in)
+        for name, arg in zip(plan.names, args):
+            if isinstance(arg, Linear) and name not in linear:
+                raise TypeError(
+                    f"{plan.owner} is not declared linear in argument '{name}', so it cannot be "
+                    f"transposed in it (jax.linear_transpose). If forward is linear in "
+                    f"'{name}' with the other arguments fixed, add it to `linear_in`; "
+                    f"declared: linear_in = {tuple(adapter.linear_in)!r}."
+                )
+        # The transpose of a linear map does not depend on where it is taken: at zero.
+        known = [jnp.zeros(a.shape, a.dtype) if isinstance(a, Linear) else a for a in args]
+        results = bind(Forward(adapter, residuals=True), known)
+        res = (*known, *results)
+        g = [
+            jnp.zeros(out.shape, out.dtype) if ct is None else ct
+            for ct, out in zip(cts, results[: len(plan.outputs)])
+        ]
+        got = pullback(adapter, plan, res, g)
+        return [
+            shaped(plan, name, ct, arg) if isinstance(arg, Linear) else None
+            for name, ct, arg in zip(plan.names, got, args)
+        ]
+
+
+@dataclass(frozen=True)
+class TangentMap:
+    """J·t: arguments ``(*res, *tangents)``, one tangent per input where ``which`` says so;
+    results, one tangent per floating output."""
+
+    adapter: Adapter
+    which: tuple[bool, ...]
+
+    primitive: ClassVar[str] = "jaxbridge_jvp"
+
+    def split(self, args: Sequence[Any]) -> tuple[Sequence[Any], list[Any]]:
+        """``(res, tangents)``, the latter one per input with ``None`` where not given."""
+        n_res = len(args) - sum(self.which)
+        given = iter(args[n_res:])
+        return args[:n_res], [next(given) if w else None for w in self.which]
+
+    def _plan(self, args: Sequence[Any]) -> Plan:
+        return plan_of(self.adapter, args[: len(self.which)])
+
+    def _specs(self, plan: Plan, args: Sequence[Any]) -> tuple[jax.ShapeDtypeStruct, ...]:
+        res, tangents = self.split(args)
+        cores = (*plan.args, *plan.outputs, *plan.residuals)
+        loop = loop_of([*res, *(t for t in tangents if t is not None)], [
+            *(len(s.shape) for s in cores),
+            *(len(s.shape) for s, t in zip(plan.args, tangents) if t is not None),
+        ])
+        return tuple(
+            jax.ShapeDtypeStruct(loop + o.shape, o.dtype)
+            for o in plan.outputs
+            if floating(o.dtype)
+        )
+
+    def specs(self, args):
+        return self._specs(self._plan(args), args)
+
+    def run(self, args):
+        plan = self._plan(args)
+        specs = self._specs(plan, args)
+        res, tangents = self.split(args)
+        got = self.adapter.pushforward(tuple(res), tuple(tangents))
+        n_out = len(plan.outputs)
+        items = list(got) if isinstance(got, (tuple, list)) and n_out > 1 else [got]
+        if len(items) != n_out:
+            raise TypeError(
+                f"{plan.owner}.pushforward must return {n_out} output tangents (a tuple if "
+                f"there are several outputs), got {describe(got)}."
+            )
+        wanted = [t for t, o in zip(items, plan.outputs) if floating(o.dtype)]
+        return [
+            jnp.zeros(s.shape, s.dtype)
+            if t is None
+            else jnp.broadcast_to(jnp.asarray(t), s.shape).astype(s.dtype)
+            for t, s in zip(wanted, specs)
+        ]
+
+    def jvp(self, primals, tangents):
+        res, ts = self.split(primals)
+        res_dots, t_dots = self.split(tangents)
+        nonlinear = [i for i, (r, d) in enumerate(zip(res, res_dots)) if d is not None]
+        plan = self._plan(primals)
+        if nonlinear and not fully_linear(self.adapter, plan):
+            if not overrides(self.adapter, "pushforward"):
+                raise TypeError(_HOST_RULE_AGAIN.format(owner=type(self.adapter).__name__))
+
+            def through_res(*moving: jax.Array) -> Sequence[jax.Array]:
+                values = list(res)
+                for i, value in zip(nonlinear, moving):
+                    values[i] = value
+                return self.run([*values, *(t for t in ts if t is not None)])
+
+            outs, out_dots = jax.jvp(
+                through_res, [res[i] for i in nonlinear], [res_dots[i] for i in nonlinear]
+            )
+            outs, out_dots = list(outs), list(out_dots)
+        else:
+            outs, out_dots = bind(self, primals), [None] * len(self.specs(primals))
+        if any(d is not None for d in t_dots):
+            # linear in the tangents: the derivative along them is the map itself
+            filled = [
+                jnp.zeros_like(t) if d is None else d
+                for t, d in zip(ts, t_dots)
+                if t is not None
+            ]
+            along = bind(self, (*res, *filled))
+            out_dots = [a if d is None else d + a for d, a in zip(out_dots, along)]
+        return outs, out_dots
+
+    def transpose(self, cts, args):
+        res, tangents = self.split(args)
+        plan = self._plan(args)
+        if any(isinstance(r, Linear) for r in res):
+            raise TypeError(
+                f"{plan.owner}: its tangent map is linear in the tangents only, not in the "
+                "inputs, outputs or residuals it was built from."
+            )
+        specs = self._specs(plan, args)
+        loop = specs[0].shape[: len(specs[0].shape) - len(plan.outputs[0].shape)] if specs else ()
+        given = iter(cts)
+        # integer outputs have no tangent; their cotangents reach the host as zeros
+        g = [
+            (next(given) if floating(o.dtype) else None) for o in plan.outputs
+        ]
+        g = [jnp.zeros(loop + o.shape, o.dtype) if x is None else x for x, o in zip(g, plan.outputs)]
+        got = pullback(self.adapter, plan, res, g)
+        cotangents = [
+            shaped(plan, name, ct, t) if t is not None else None
+            for name, ct, t in zip(plan.names, got, tangents)
+        ]
+        return [None] * len(res) + [c for c, t in zip(cotangents, tangents) if t is not None]
+
+
+@dataclass(frozen=True)
+class Backward:
+    """Jᵀ·g on the host: arguments ``(*res, *g)``, one cotangent per output; results, one
+    cotangent per floating input."""
+
+    adapter: Adapter
+
+    primitive: ClassVar[str] = "jaxbridge_vjp"
+
+    def _plan(self, args: Sequence[Any]) -> Plan:
+        return plan_of(self.adapter, args[: len(arg_names(type(self.adapter)))])
+
+    def _n_res(self, plan: Plan) -> int:
+        return len(plan.args) + len(plan.outputs) + len(plan.residuals)
+
+    def _cores(self, plan: Plan) -> list[jax.ShapeDtypeStruct]:
+        return [*plan.args, *plan.outputs, *plan.residuals, *plan.outputs]
+
+    def _results(self, plan: Plan) -> list[jax.ShapeDtypeStruct]:
+        return [a for a in plan.args if floating(a.dtype)]
+
+    def specs(self, args):
+        plan = self._plan(args)
+        loop = loop_of(args, [len(s.shape) for s in self._cores(plan)])
+        return tuple(jax.ShapeDtypeStruct(loop + s.shape, s.dtype) for s in self._results(plan))
+
+    def run(self, args):
+        adapter, plan = self.adapter, self._plan(args)
+        n_res, names = self._n_res(plan), plan.names
+        wanted = [i for i, a in enumerate(plan.args) if floating(a.dtype)]
+        ranks = [len(s.shape) for s in self._cores(plan)]
+
+        def compute(values: Sequence[np.ndarray]) -> list[object]:
+            g = list(values[n_res:])
+            got = adapter.backward(tuple(values[:n_res]), tuple(g) if len(g) > 1 else g[0])
+            if not isinstance(got, (tuple, list)) or len(got) != len(names):
+                raise TypeError(
+                    f"{plan.owner}.backward must return a tuple of {len(names)} cotangents "
+                    f"(one per input, None for zero), got {describe(got)}."
+                )
+            return [
+                np.zeros(values[i].shape[values[i].ndim - ranks[i] :], plan.args[i].dtype)
+                if got[i] is None
+                else got[i]
+                for i in wanted
+            ]
+
+        results = self._results(plan)
+        on_host = host_function(adapter, "backward", compute, ranks, results)
+        return host_call(on_host, self.specs(args), args)
+
+    def jvp(self, primals, tangents):
+        plan = self._plan(primals)
+        n_res = self._n_res(plan)
+        if any(d is not None for d in tangents[:n_res]) and not fully_linear(self.adapter, plan):
+            raise TypeError(_HOST_RULE_AGAIN.format(owner=plan.owner).replace("jvp", "backward"))
+        outs = bind(self, primals)
+        if all(d is None for d in tangents[n_res:]):
+            return outs, [None] * len(outs)
+        filled = [jnp.zeros_like(g) if d is None else d for g, d in zip(primals[n_res:], tangents[n_res:])]
+        return outs, bind(self, (*primals[:n_res], *filled))
+
+    def transpose(self, cts, args):
+        plan = self._plan(args)
+        n_res = self._n_res(plan)
+        res, g = args[:n_res], args[n_res:]
+        if any(isinstance(r, Linear) for r in res):
+            raise TypeError(
+                f"{plan.owner}: its backward is linear in the cotangents only, not in the "
+                "inputs, outputs or residuals it was built from."
+            )
+        given = iter(cts)
+        tangents = [next(given) if floating(a.dtype) else None for a in plan.args]
+        which = tuple(t is not None for t in tangents)
+        computed = iter(bind(TangentMap(self.adapter, which), (*res, *(t for t in tangents if t is not None))))
+        out = []
+        for o, gi in zip(plan.outputs, g):
+            t = next(computed) if floating(o.dtype) else None
+            out.append(shaped(plan, "g", t, gi) if isinstance(gi, Linear) and t is not None else None)
+        return [None] * n_res + out
+
+
+# --- what the operations share --------------------------------------------------------------
+
+
+def plan_of(adapter: Adapter, args: Sequence[Any]) -> Plan:
+    """The plan of a call on ``args`` (avals, arrays or ``Linear`` markers), cached."""
+    key = tuple((tuple(a.shape), np.dtype(a.dtype)) for a in args)
+    return _plan(adapter, key, _x64())
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan(adapter: Adapter, key: tuple, x64: bool) -> Plan:
+    del x64  # part of the key: the declared dtypes are canonicalized in the mode of the day
+    specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in key]
+    return make_plan(adapter, arg_names(type(adapter)), specs)
+
+
+def _x64() -> bool:
+    return jax.dtypes.canonicalize_dtype(np.float64) == np.float64
+
+
+def loop_of(args: Sequence[Any], core_ranks: Sequence[int]) -> tuple[int, ...]:
+    """The broadcast of the leading (non-core) axes of ``args``."""
+    return tuple(
+        np.broadcast_shapes(*(tuple(a.shape)[: len(a.shape) - r] for a, r in zip(args, core_ranks)))
+    )
+
+
+def pullback(adapter: Adapter, plan: Plan, res: Sequence[Any], g: Sequence[jax.Array]) -> list:
+    """``adapter.pullback(res, g)``, checked: one cotangent (or ``None``) per input."""
+    n_out = len(plan.outputs)
+    got = adapter.pullback(tuple(res), tuple(g) if n_out > 1 else g[0])
+    if not isinstance(got, (tuple, list)) or len(got) != len(plan.args):
+        raise TypeError(
+            f"{plan.owner}.pullback must return a tuple of {len(plan.args)} cotangents (one "
+            f"per input, None for zero), got {describe(got)}."
+        )
+    return list(got)
+
+
+def shaped(plan: Plan, name: str, ct: Any, target: Linear) -> jax.Array | None:
+    """A cotangent shaped like its argument: summed over axes the argument was broadcast
+    along, cast to its dtype, varying over the same mesh axes."""
+    if not floating(target.dtype):
+        return None
+    if ct is None:
+        return vary_like(jnp.zeros(target.shape, target.dtype), target.varying)
+    ct = jnp.asarray(ct)
+    shape = target.shape
+    lead = ct.ndim - len(shape)
+    if lead < 0 or any(s != 1 and s != c for s, c in zip(shape, ct.shape[lead:])):
+        raise ValueError(
+            f"{plan.owner}: the cotangent of argument '{name}' has shape {ct.shape}, which "
+            f"does not reduce to the argument's shape {shape}."
+        )
+    return vary_like(_reduce(ct, target).astype(target.dtype), target.varying)
+
+
+def _reduce(x: jax.Array, target: Any) -> jax.Array:
+    """``x`` summed down to ``target``'s shape, over the axes ``target`` broadcasts along."""
+    shape = tuple(target.shape)
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, (s, c) in enumerate(zip(shape, x.shape[lead:])) if s == 1 and c != 1
+    )
+    return jnp.sum(x, axis=axes).reshape(shape) if axes else x
+
+
+def host_function(
+    adapter: Adapter,
+    method: str,
+    compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
+    ranks: Sequence[int],
+    results: Sequence[jax.ShapeDtypeStruct],
+) -> Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]:
+    """The host function of one callback: ``compute`` run over the batch, results checked."""
+    cls = type(adapter)
+    cores = [(s.shape, np.dtype(s.dtype)) for s in results]
+    return functools.partial(
+        run_batched, cls.__name__, method, compute, ranks, cores, cls.vectorized, cls.threads
+    )
+
+
+def floating(dtype: Any) -> bool:
+    return bool(jnp.issubdtype(dtype, jnp.inexact))
+
+
+def fully_linear(adapter: Adapter, plan: Plan) -> bool:
+    """Whether ``forward`` is linear in all its floating arguments together: then its
+    derivative rules do not depend on where they are taken, and differentiate to zero."""
+    names = {n for n, a in zip(plan.names, plan.args) if floating(a.dtype)}
+    return bool(adapter.linear_in) and set(adapter.linear_in) >= names
+
+
+def overrides(adapter: Adapter, method: str) -> bool:
+    from ._adapter import Adapter
+
+    return getattr(type(adapter), method) is not getattr(Adapter, method)
+
+
+def describe(value: object) -> str:
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return type(value).__name__
+
+
+_HOST_RULE_AGAIN = (
+    "{owner}.jvp runs on the host, so it cannot be differentiated again (forward over "
+    "forward mode, jacfwd of jacfwd). Override `pushforward` with bridged calls that have "
+    "derivative rules of their own to get derivatives of every order."
+)

@@ -1,0 +1,163 @@
+"""The JAX primitives that carry every bridged call, and the only module that uses JAX internals.
+
+Three primitives make the family: ``jaxbridge_forward`` (the host forward), ``jaxbridge_jvp``
+(the tangent map J·t, linear in the tangents) and ``jaxbridge_vjp`` (the host backward Jᵀ·g,
+linear in the cotangent). Each binding carries an *operation*, a hashable object defined in
+``_operations``, that knows the shapes, runs the call and says how to differentiate it; the
+rules here only translate between that plain description and JAX's interpreters:
+
+- abstract evaluation: ``operation.specs(avals)``, typed under ``shard_map`` as varying over
+  the union of the inputs' varying manual axes (the inputs are cast up to it before binding,
+  as JAX's own primitives do);
+- evaluation and lowering: ``operation.run(args)``, on concrete arrays (the host is called
+  directly) or traced into the lowering (through a host callback);
+- JVP: ``operation.jvp(primals, tangents)``, symbolic zeros as ``None``;
+- transposition: ``operation.transpose(cts, args)``, undefined (linear) arguments as
+  ``Linear`` markers, zero cotangents as ``None``;
+- batching: every batch axis moved to the front (size 1 where an argument is not batched)
+  and the same operation bound again, so one ``vmap``, nested or not, makes one host call.
+
+JAX internals used (``jax.extend`` has no compatibility promise; when JAX moves, this file
+changes): ``jax.extend.core.Primitive``; ``jax.interpreters.ad`` (``Zero``,
+``UndefinedPrimal``, ``primitive_jvps``, ``primitive_transposes``);
+``jax.interpreters.batching.primitive_batchers``; ``jax.interpreters.mlir`` (``lower_fun``,
+``register_lowering``); avals' ``mat.varying``, ``update`` and ``to_tangent_aval``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
+
+
+class Operation(Protocol):
+    """What a primitive's ``operation`` parameter provides (see ``_operations``)."""
+
+    primitive: str
+
+    def specs(self, args: Sequence[Any]) -> tuple[jax.ShapeDtypeStruct, ...]: ...
+
+    def run(self, args: Sequence[jax.Array]) -> Sequence[jax.Array]: ...
+
+    def jvp(
+        self, primals: Sequence[jax.Array], tangents: Sequence[jax.Array | None]
+    ) -> tuple[Sequence[jax.Array], Sequence[jax.Array | None]]: ...
+
+    def transpose(
+        self, cts: Sequence[jax.Array | None], args: Sequence[Any]
+    ) -> Sequence[jax.Array | None]: ...
+
+
+@dataclass(frozen=True)
+class Linear:
+    """An argument that transposition treats as unknown (linear): only its type is known."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+    varying: frozenset = frozenset()
+
+
+def bind(operation: Operation, args: Sequence[Any]) -> list[jax.Array]:
+    """Bind ``operation``'s primitive on ``args``; return its results."""
+    return _PRIMITIVES[operation.primitive].bind(*_vary_together(args), operation=operation)
+
+
+def varying(x: Any) -> frozenset:
+    """The manual mesh axes (under ``shard_map``) over which ``x`` (or an aval) takes
+    different values."""
+    aval = x if isinstance(x, jax.core.ShapedArray) else jax.typeof(x)
+    mat = getattr(aval, "mat", None)
+    return frozenset(mat.varying) if mat is not None else frozenset()
+
+
+def vary_like(x: jax.Array, axes: frozenset) -> jax.Array:
+    """``x`` cast to vary over ``axes`` too (the transpose of that cast sums over them)."""
+    missing = tuple(sorted(axes - varying(x)))
+    return jax.lax.pcast(x, missing, to="varying") if missing else x
+
+
+def _vary_together(args: Sequence[Any]) -> list[Any]:
+    axes = frozenset().union(*(varying(a) for a in args))
+    return [vary_like(a, axes) for a in args] if axes else list(args)
+
+
+def _abstract_eval(*avals: Any, operation: Operation) -> list[Any]:
+    specs = operation.specs(avals)
+    if not avals:
+        return [jax.core.ShapedArray(s.shape, s.dtype) for s in specs]
+    reference = avals[0]
+    mat = getattr(reference, "mat", None)
+    if mat is None:
+        return [jax.core.ShapedArray(s.shape, s.dtype) for s in specs]
+    # outputs vary wherever any input does: one host call per shard, typed like native code
+    typed = mat.update(varying=frozenset().union(*(a.mat.varying for a in avals)))
+    return [
+        reference.update(shape=s.shape, dtype=s.dtype, weak_type=False, manual_axis_type=typed)
+        for s in specs
+    ]
+
+
+def _run(*args: jax.Array, operation: Operation) -> list[jax.Array]:
+    # on concrete arrays (the host is called directly), or traced into the lowering
+    return list(operation.run(args))
+
+
+def _jvp(primals: Sequence[Any], tangents: Sequence[Any], *, operation: Operation):
+    given = [
+        None if type(t) is ad.Zero or jnp.dtype(t.dtype) == jax.dtypes.float0 else t
+        for t in tangents
+    ]
+    outs, out_tangents = operation.jvp(primals, given)
+    return list(outs), [
+        ad.Zero(jax.typeof(o).to_tangent_aval()) if t is None else t
+        for o, t in zip(outs, out_tangents)
+    ]
+
+
+def _transpose(cts: Sequence[Any], *args: Any, operation: Operation) -> list[Any]:
+    given = [None if type(ct) is ad.Zero else ct for ct in cts]
+    known = [
+        Linear(tuple(a.aval.shape), a.aval.dtype, varying(a.aval)) if ad.is_undefined_primal(a) else a
+        for a in args
+    ]
+    if all(ct is None for ct in given):
+        got: Sequence[Any] = [None] * len(args)
+    else:
+        got = operation.transpose(given, known)
+    return [
+        (ad.Zero(a.aval.to_ct_aval()) if ct is None else ct)
+        if ad.is_undefined_primal(a)
+        else None
+        for a, ct in zip(args, got)
+    ]
+
+
+def _batch(args: Sequence[jax.Array], dims: Sequence[int | None], *, operation: Operation):
+    front = [
+        jnp.expand_dims(a, 0) if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims)
+    ]
+    outs = bind(operation, front)
+    return outs, [0] * len(outs)
+
+
+def _make(name: str) -> Primitive:
+    primitive = Primitive(name)
+    primitive.multiple_results = True
+    primitive.def_impl(_run)
+    primitive.def_abstract_eval(_abstract_eval)
+    ad.primitive_jvps[primitive] = _jvp
+    ad.primitive_transposes[primitive] = _transpose
+    batching.primitive_batchers[primitive] = _batch
+    mlir.register_lowering(primitive, mlir.lower_fun(_run, multiple_results=True))
+    return primitive
+
+
+_PRIMITIVES = {
+    name: _make(name) for name in ("jaxbridge_forward", "jaxbridge_jvp", "jaxbridge_vjp")
+}
