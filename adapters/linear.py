@@ -1,12 +1,17 @@
-"""``Linear``: the affine layer ``x @ w + b`` with the hand-written backward of the seed article."""
+"""``Linear``: the affine layer ``x @ w + b`` of the seed article, its derivatives in JAX."""
 
-import numpy as np
+import jax.numpy as jnp
 
 import jaxbridge as jb
 
 
 class Linear(jb.Adapter):
-    """``x @ w + b`` for a batch of rows ``x`` (k, n), weights ``w`` (n, m), bias ``b`` (m)."""
+    """``x @ w + b`` for a batch of rows ``x`` (k, n), weights ``w`` (n, m), bias ``b`` (m).
+
+    The forward runs on the host; the derivative rules are the seed article's hand-written
+    backward and its forward-mode twin, written in JAX from the inputs, so derivatives of
+    every order work in both modes.
+    """
 
     signature = "(k,n),(n,m),(m)->(k,m)"
     vectorized = True
@@ -14,9 +19,20 @@ class Linear(jb.Adapter):
     def forward(self, x, w, b):
         return x @ w + b[..., None, :]
 
-    def backward(self, res, g):
+    def pushforward(self, res, tangents):
         x, w, _, _ = res
-        dx = g @ np.swapaxes(w, -1, -2)
-        dw = np.swapaxes(x, -1, -2) @ g
-        db = g.sum(axis=-2)
-        return dx, dw, db
+        dx, dw, db = tangents
+        terms = [
+            t
+            for t in (
+                None if dx is None else dx @ w,
+                None if dw is None else x @ dw,
+                None if db is None else db[..., None, :],
+            )
+            if t is not None
+        ]
+        return sum(terms[1:], terms[0]) if terms else None
+
+    def pullback(self, res, g):
+        x, w, _, _ = res
+        return g @ jnp.swapaxes(w, -1, -2), jnp.swapaxes(x, -1, -2) @ g, g.sum(axis=-2)

@@ -29,8 +29,8 @@ class LyapunovSolve(jb.Adapter):
     that broadcast like a NumPy gufunc. The forward is what
     ``scipy.linalg.solve_continuous_lyapunov`` does (one real Schur form of ``a``, then
     LAPACK ``trsyl``) and saves the Schur form; the backward solves the adjoint equation
-    ``aᵀ λ + λ a = ḡ`` with it, and is itself made of bridged solves, so second derivatives
-    work (reverse mode only: ``grad`` of ``grad``, ``jacrev`` of ``jacrev``).
+    ``aᵀ λ + λ a = ḡ`` with it, and the forward mode ``a ẋ + ẋ aᵀ = q̇ - ȧ x - x ȧᵀ``. Both
+    rules are made of bridged solves, so derivatives of every order work in both modes.
 
     Parameters:
         on_failure: ``"raise"`` (the default): a singular equation (two eigenvalues of ``a``
@@ -43,6 +43,7 @@ class LyapunovSolve(jb.Adapter):
     signature = "(n,n),(n,n)->(n,n)"
     vectorized = True
     domains = {"a": "stable"}  # no two eigenvalues sum to 0
+    linear_in = ("q",)
 
     def __post_init__(self) -> None:
         check_choice("LyapunovSolve", "on_failure", self.on_failure, ON_FAILURE)
@@ -64,6 +65,11 @@ class LyapunovSolve(jb.Adapter):
 
         specs = [((n, n), dtype)] * 2
         return solve_per_matrix([a], [2], q, 2, solve, dtype, specs, self.on_failure)
+
+    def pushforward(self, res, tangents):
+        a, _, x, u, t = res
+        rhs = _rhs(tangents, x, transposed=False)
+        return None if rhs is None else _SchurLyapunovSolve()(a, u, t, rhs)
 
     def pullback(self, res, g):
         a, _, x, u, t = res
@@ -91,12 +97,28 @@ class _SchurLyapunovSolve(jb.Adapter):
 
         return solve_per_matrix([u, t], [2, 2], q, 2, solve, np.result_type(t, q), ())[0]
 
+    def pushforward(self, res, tangents):
+        a, u, t, _, x = res
+        rhs = _rhs((tangents[0], tangents[3]), x, transposed=self.trans)
+        return None if rhs is None else _SchurLyapunovSolve(self.trans)(a, u, t, rhs)
+
     def pullback(self, res, g):
         a, u, t, _, x = res
         lam = _SchurLyapunovSolve(trans=not self.trans)(a, u, t, g)
         if self.trans:  # aᵀ x + x a = q: the cotangent of the plain equation, transposed
             return -(x @ _t(lam) + _t(x) @ lam), None, None, lam
         return -(lam @ _t(x) + _t(lam) @ x), None, None, lam
+
+
+def _rhs(tangents, x, transposed):
+    """``q̇ - op(ȧ) x - x op(ȧ)ᵀ`` (``op`` the transpose if ``transposed``), the right-hand
+    side whose solution is the tangent of ``x``; None when both tangents are zero."""
+    da, dq = tangents
+    if da is None:
+        return dq
+    da = _t(da) if transposed else da
+    product = da @ x + x @ _t(da)
+    return -product if dq is None else dq - product
 
 
 def _t(m: jax.Array) -> jax.Array:

@@ -6,7 +6,11 @@ import jaxbridge as jb
 
 
 class ReLU(jb.Adapter):
-    """``max(0, x)`` elementwise; its derivative at exactly 0 is taken to be 0."""
+    """``max(0, x)`` elementwise; its derivative at exactly 0 is taken to be 0.
+
+    The forward runs on the host; both derivative rules are a mask of the input in JAX, so
+    derivatives of every order work (all zero past the first).
+    """
 
     signature = "()->()"
     vectorized = True
@@ -15,6 +19,11 @@ class ReLU(jb.Adapter):
     def forward(self, x):
         return np.maximum(x, 0)
 
-    def backward(self, res, g):
+    def pushforward(self, res, tangents):
+        x, _ = res
+        (dx,) = tangents
+        return dx * (x > 0)
+
+    def pullback(self, res, g):
         x, _ = res
         return (g * (x > 0),)

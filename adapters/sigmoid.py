@@ -1,6 +1,7 @@
 """``Sigmoid``: the logistic function, differentiated from its saved output."""
 
 import jax
+import jax.numpy as jnp
 import scipy.special
 
 import jaxbridge as jb
@@ -9,9 +10,9 @@ import jaxbridge as jb
 class Sigmoid(jb.Adapter):
     """``1 / (1 + exp(-x))`` elementwise, finite for any finite ``x`` (±100 included).
 
-    The backward uses only what the forward saved: ``y`` and ``1 - y``, the latter computed
-    as ``expit(-x)`` because ``1 - y`` rounds to 0 once ``y`` is within an ulp of 1.
-    ``dy/dx = y (1 - y)``.
+    The derivative rules use only what the forward saved: ``y`` and ``1 - y``, the latter
+    computed as ``expit(-x)`` because ``1 - y`` rounds to 0 once ``y`` is within an ulp of
+    1. ``dy/dx = y (1 - y)``. They are JAX code, so derivatives of every order work.
     """
 
     signature = "()->()"
@@ -23,6 +24,16 @@ class Sigmoid(jb.Adapter):
     def forward(self, x):
         return scipy.special.expit(x), scipy.special.expit(-x)
 
-    def backward(self, res, g):
-        _, y, one_minus_y = res
-        return (g * y * one_minus_y,)
+    def pushforward(self, res, tangents):
+        (dx,) = tangents
+        return dx * _slope(res)
+
+    def pullback(self, res, g):
+        return (g * _slope(res),)
+
+
+def _slope(res):
+    """``y (1 - y)``, differentiable to every order: residuals count as constants, so the
+    saved ``1 - y`` supplies the value and ``-y`` its derivative."""
+    _, y, one_minus_y = res
+    return y * (one_minus_y - (y - jax.lax.stop_gradient(y)))

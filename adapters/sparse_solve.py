@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import scipy.sparse
 import scipy.sparse.linalg
@@ -41,8 +42,9 @@ class SparseSolve(jb.Adapter):
     ``U`` together. The backward solves ``aᵀ λ = ḡ`` with two sparse triangular solves on the
     saved factors, O(nnz(L + U)). If a factorization needs more than ``factor_capacity``
     entries, that call's backward factorizes ``a`` again instead (correct, but as costly as
-    the forward): raise ``factor_capacity`` if that matters. The backward is made of bridged
-    solves, so second derivatives work (reverse mode only).
+    the forward): raise ``factor_capacity`` if that matters. The backward and the forward
+    mode (``a ẋ = ḃ - ȧ x``) are made of bridged solves, so derivatives of every order work
+    in both modes.
 
     Parameters:
         indices, indptr: the CSR pattern, stored as tuples of ints (NumPy arrays are
@@ -69,6 +71,7 @@ class SparseSolve(jb.Adapter):
 
     signature = "(k),(n)->(n)"
     vectorized = True
+    linear_in = ("b",)
 
     def __post_init__(self) -> None:
         check_choice("SparseSolve", "on_failure", self.on_failure, ON_FAILURE)
@@ -205,6 +208,11 @@ class SparseSolve(jb.Adapter):
         perms[:] = lu.perm_r, lu.perm_c
         return [values, indices, pointers, perms]
 
+    def pushforward(self, res, tangents):
+        data, _, x, *factors = res
+        rhs = _rhs(tangents, x, self._rows, self._columns)
+        return None if rhs is None else _SparseLUSolve(self)(data, *factors, rhs)
+
     def pullback(self, res, g):
         data, _, x, *factors = res
         lam = _SparseLUSolve(self, trans=True)(data, *factors, g)
@@ -241,6 +249,14 @@ class _SparseLUSolve(jb.Adapter):
             [data, values, indices, pointers, perms], [1, 1, 1, 2, 2], b, 1, solve, dtype, ()
         )[0]
 
+    def pushforward(self, res, tangents):
+        data, *factors, _, x = res
+        rows, columns = self.sparse._rows, self.sparse._columns
+        if self.trans:  # aᵀ: entry (i, j) of a sits in row j
+            rows, columns = columns, rows
+        rhs = _rhs((tangents[0], tangents[-1]), x, rows, columns)
+        return None if rhs is None else _SparseLUSolve(self.sparse, self.trans)(data, *factors, rhs)
+
     def pullback(self, res, g):
         data, *factors, _, x = res
         lam = _SparseLUSolve(self.sparse, trans=not self.trans)(data, *factors, g)
@@ -248,6 +264,17 @@ class _SparseLUSolve(jb.Adapter):
         if self.trans:  # aᵀ x = b: entry (i, j) of a multiplies x[i] in row j
             return -lam[..., columns] * x[..., rows], None, None, None, None, lam
         return -lam[..., rows] * x[..., columns], None, None, None, None, lam
+
+
+def _rhs(tangents, x, rows, columns):
+    """``ḃ - ȧ x`` for ``ȧ`` given by its values on the pattern (``rows``, ``columns``); None
+    when both tangents are zero."""
+    ddata, db = tangents
+    if ddata is None:
+        return db
+    terms = ddata * x[..., columns]
+    product = jnp.zeros(terms.shape[:-1] + x.shape[-1:], terms.dtype).at[..., rows].add(terms)
+    return -product if db is None else db - product
 
 
 def _triangular_solves(values, indices, pointers, perms, rhs, trans: bool) -> np.ndarray:

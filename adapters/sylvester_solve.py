@@ -29,8 +29,8 @@ class SylvesterSolve(jb.Adapter):
     batch axes that broadcast like a NumPy gufunc. The forward is what
     ``scipy.linalg.solve_sylvester`` does (real Schur forms of ``a`` and ``b``, then LAPACK
     ``trsyl``) and saves the Schur forms; the backward solves the adjoint equation
-    ``aᵀ λ + λ bᵀ = ḡ`` with them, and is itself made of bridged solves, so second
-    derivatives work (reverse mode only: ``grad`` of ``grad``, ``jacrev`` of ``jacrev``).
+    ``aᵀ λ + λ bᵀ = ḡ`` with them, and the forward mode ``a ẋ + ẋ b = q̇ - ȧ x - x ḃ``. Both
+    rules are made of bridged solves, so derivatives of every order work in both modes.
 
     Parameters:
         on_failure: ``"raise"`` (the default): a singular equation (``a`` and ``-b`` share
@@ -44,6 +44,7 @@ class SylvesterSolve(jb.Adapter):
     signature = "(n,n),(m,m),(n,m)->(n,m)"
     vectorized = True
     domains = {"a": "stable", "b": "stable"}  # no eigenvalue of a is one of -b
+    linear_in = ("q",)
 
     def __post_init__(self) -> None:
         check_choice("SylvesterSolve", "on_failure", self.on_failure, ON_FAILURE)
@@ -68,6 +69,11 @@ class SylvesterSolve(jb.Adapter):
             return schur_solve(u, t, v, s, stack.astype(dtype), ("N", "N"), _SINGULAR), u, t, v, s
 
         return solve_per_matrix([a, b], [2, 2], q, 2, solve, dtype, specs, self.on_failure)
+
+    def pushforward(self, res, tangents):
+        a, b, _, x, u, t, v, s = res
+        rhs = _rhs(tangents, x, transposed=False)
+        return None if rhs is None else _SchurSylvesterSolve()(a, b, u, t, v, s, rhs)
 
     def pullback(self, res, g):
         a, b, _, x, u, t, v, s = res
@@ -97,6 +103,11 @@ class _SchurSylvesterSolve(jb.Adapter):
         dtype = np.result_type(t, s, q)
         return solve_per_matrix([u, t, v, s], [2, 2, 2, 2], q, 2, solve, dtype, ())[0]
 
+    def pushforward(self, res, tangents):
+        a, b, u, t, v, s, _, x = res
+        rhs = _rhs((tangents[0], tangents[1], tangents[6]), x, transposed=self.trans)
+        return None if rhs is None else _SchurSylvesterSolve(self.trans)(a, b, u, t, v, s, rhs)
+
     def pullback(self, res, g):
         a, b, u, t, v, s, _, x = res
         lam = _SchurSylvesterSolve(trans=not self.trans)(a, b, u, t, v, s, g)
@@ -104,3 +115,16 @@ class _SchurSylvesterSolve(jb.Adapter):
         if self.trans:  # aᵀ x + x bᵀ = q: the cotangents of the plain equation, transposed
             return -x @ lamt, -lamt @ x, None, None, None, None, lam
         return -lam @ xt, -xt @ lam, None, None, None, None, lam
+
+
+def _rhs(tangents, x, transposed):
+    """``q̇ - op(ȧ) x - x op(ḃ)`` (``op`` the transpose if ``transposed``), the right-hand
+    side whose solution is the tangent of ``x``; None when every tangent is zero."""
+    da, db, dq = tangents
+    op = (lambda m: jnp.swapaxes(m, -1, -2)) if transposed else (lambda m: m)
+    terms = [
+        t
+        for t in (dq, None if da is None else -op(da) @ x, None if db is None else -x @ op(db))
+        if t is not None
+    ]
+    return None if not terms else sum(terms[1:], terms[0])

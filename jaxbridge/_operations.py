@@ -24,7 +24,7 @@ import numpy as np
 
 from ._host import run_batched
 from ._plan import Plan, arg_names, make_plan
-from ._primitives import Linear, bind, vary_like, varying
+from ._primitives import Linear, bind, vary_like
 from ._transport import host_call
 
 if TYPE_CHECKING:
@@ -126,14 +126,15 @@ class TangentMap:
     def _specs(self, plan: Plan, args: Sequence[Any]) -> tuple[jax.ShapeDtypeStruct, ...]:
         res, tangents = self.split(args)
         cores = (*plan.args, *plan.outputs, *plan.residuals)
-        loop = loop_of([*res, *(t for t in tangents if t is not None)], [
-            *(len(s.shape) for s in cores),
-            *(len(s.shape) for s, t in zip(plan.args, tangents) if t is not None),
-        ])
+        loop = loop_of(
+            [*res, *(t for t in tangents if t is not None)],
+            [
+                *(len(s.shape) for s in cores),
+                *(len(s.shape) for s, t in zip(plan.args, tangents) if t is not None),
+            ],
+        )
         return tuple(
-            jax.ShapeDtypeStruct(loop + o.shape, o.dtype)
-            for o in plan.outputs
-            if floating(o.dtype)
+            jax.ShapeDtypeStruct(loop + o.shape, o.dtype) for o in plan.outputs if floating(o.dtype)
         )
 
     def specs(self, args):
@@ -183,9 +184,7 @@ class TangentMap:
         if any(d is not None for d in t_dots):
             # linear in the tangents: the derivative along them is the map itself
             filled = [
-                jnp.zeros_like(t) if d is None else d
-                for t, d in zip(ts, t_dots)
-                if t is not None
+                jnp.zeros_like(t) if d is None else d for t, d in zip(ts, t_dots) if t is not None
             ]
             along = bind(self, (*res, *filled))
             out_dots = [a if d is None else d + a for d, a in zip(out_dots, along)]
@@ -203,10 +202,10 @@ class TangentMap:
         loop = specs[0].shape[: len(specs[0].shape) - len(plan.outputs[0].shape)] if specs else ()
         given = iter(cts)
         # integer outputs have no tangent; their cotangents reach the host as zeros
+        g = [(next(given) if floating(o.dtype) else None) for o in plan.outputs]
         g = [
-            (next(given) if floating(o.dtype) else None) for o in plan.outputs
+            jnp.zeros(loop + o.shape, o.dtype) if x is None else x for x, o in zip(g, plan.outputs)
         ]
-        g = [jnp.zeros(loop + o.shape, o.dtype) if x is None else x for x, o in zip(g, plan.outputs)]
         got = pullback(self.adapter, plan, res, g)
         cotangents = [
             shaped(plan, name, ct, t) if t is not None else None
@@ -274,7 +273,9 @@ class Backward:
         outs = bind(self, primals)
         if all(d is None for d in tangents[n_res:]):
             return outs, [None] * len(outs)
-        filled = [jnp.zeros_like(g) if d is None else d for g, d in zip(primals[n_res:], tangents[n_res:])]
+        filled = [
+            jnp.zeros_like(g) if d is None else d for g, d in zip(primals[n_res:], tangents[n_res:])
+        ]
         return outs, bind(self, (*primals[:n_res], *filled))
 
     def transpose(self, cts, args):
@@ -289,11 +290,15 @@ class Backward:
         given = iter(cts)
         tangents = [next(given) if floating(a.dtype) else None for a in plan.args]
         which = tuple(t is not None for t in tangents)
-        computed = iter(bind(TangentMap(self.adapter, which), (*res, *(t for t in tangents if t is not None))))
+        computed = iter(
+            bind(TangentMap(self.adapter, which), (*res, *(t for t in tangents if t is not None)))
+        )
         out = []
         for o, gi in zip(plan.outputs, g):
             t = next(computed) if floating(o.dtype) else None
-            out.append(shaped(plan, "g", t, gi) if isinstance(gi, Linear) and t is not None else None)
+            out.append(
+                shaped(plan, "g", t, gi) if isinstance(gi, Linear) and t is not None else None
+            )
         return [None] * n_res + out
 
 

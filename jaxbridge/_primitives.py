@@ -123,7 +123,9 @@ def _jvp(primals: Sequence[Any], tangents: Sequence[Any], *, operation: Operatio
 def _transpose(cts: Sequence[Any], *args: Any, operation: Operation) -> list[Any]:
     given = [None if type(ct) is ad.Zero else ct for ct in cts]
     known = [
-        Linear(tuple(a.aval.shape), a.aval.dtype, varying(a.aval)) if ad.is_undefined_primal(a) else a
+        Linear(tuple(a.aval.shape), a.aval.dtype, varying(a.aval))
+        if ad.is_undefined_primal(a)
+        else a
         for a in args
     ]
     if all(ct is None for ct in given):
@@ -131,9 +133,7 @@ def _transpose(cts: Sequence[Any], *args: Any, operation: Operation) -> list[Any
     else:
         got = operation.transpose(given, known)
     return [
-        (ad.Zero(a.aval.to_ct_aval()) if ct is None else ct)
-        if ad.is_undefined_primal(a)
-        else None
+        (ad.Zero(a.aval.to_ct_aval()) if ct is None else ct) if ad.is_undefined_primal(a) else None
         for a, ct in zip(args, got)
     ]
 
