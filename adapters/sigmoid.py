@@ -1,7 +1,6 @@
 """``Sigmoid``: the logistic function, differentiated from its saved output."""
 
 import jax
-import jax.numpy as jnp
 import scipy.special
 
 import jaxbridge as jb
