@@ -82,7 +82,8 @@ def main() -> None:
 
     if error >= 1e-9:
         raise SystemExit(f"Newton's method stalled: |K - K*| / |K*| = {error:.1e} after {step}.")
-    print(f"Newton's method reached the Riccati optimum in {step} steps.")
+    print(f"Converged in {step} Newton steps.")
+    print("Newton's method reached the Riccati optimum.")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ EXAMPLES = {
     "custom_adapter.py": (["--fast"], "Every fitted scale is within 1% of the truth."),
     "kernel_ridge.py": (["--fast"], "The validation loss fell more than tenfold."),
     "lqr_control.py": (["--fast"], "The tuned gain is within 1% of the Riccati optimum."),
-    "newton_lqr.py": ([], "Newton's method reached the Riccati optimum in"),  # fast already
+    "newton_lqr.py": ([], "Newton's method reached the Riccati optimum."),  # fast already
 }
 
 
