@@ -9,9 +9,12 @@ import jaxbridge as jb
 
 from ._solving import (
     ON_FAILURE,
+    SMALL,
+    apply_inverse,
     check_choice,
     failure,
     float_dtype,
+    invert_many,
     outer_sum,
     require_finite,
     solve_per_matrix,
@@ -53,6 +56,7 @@ class LinearSolve(jb.Adapter):
     signature = "(n,n),(n)->(n)"
     vectorized = True
     linear_in = ("b",)
+    residuals_from = ("a",)  # factors: stored once per matrix, not per right-hand side
 
     @property
     def domains(self):
@@ -66,35 +70,43 @@ class LinearSolve(jb.Adapter):
         return jax.ShapeDtypeStruct(b.shape, float_dtype(a, b))
 
     def residual_specs(self, a, b):
+        # the factors (LU or Cholesky) and LU's pivots; or, for a batch of small matrices,
+        # the inverses, marked by pivots of -1
         factors = jax.ShapeDtypeStruct(a.shape, float_dtype(a, b))
-        if self.assume_a == "pos":
-            return (factors,)
         return factors, jax.ShapeDtypeStruct(a.shape[:1], np.int32)
 
     def forward(self, a, b):
         dtype = np.result_type(a, b, np.float32)
         n = a.shape[-1]
-        if self.assume_a == "pos":
-            solve, specs = _cholesky, [((n, n), dtype)]
-        else:
-            solve, specs = _lu, [((n, n), dtype), ((n,), np.dtype(np.int32))]
+        positive = self.assume_a == "pos"
+        if n <= SMALL and a[..., 0, 0].size > 1:  # many small matrices: batched LAPACK
+            a = np.asarray(a, dtype)
+            a = (a + np.swapaxes(a, -1, -2)) / 2 if positive else a
+            inverse = invert_many(a, positive)
+            if inverse is not None:
+                b = np.asarray(b, dtype)
+                x = apply_inverse(inverse, b, False)
+                # one step of iterative refinement: as accurate as an LU solve
+                x += apply_inverse(inverse, b - np.einsum("...ij,...j->...i", a, x), False)
+                return x, inverse, np.full(a.shape[:-1], _INVERSE, np.int32)
+        solve = _cholesky if positive else _lu
+        specs = [((n, n), dtype), ((n,), np.dtype(np.int32))]
         return solve_per_matrix(
             [a], [2], b, 1, lambda a, stack: solve(a, stack, dtype), dtype, specs, self.on_failure
         )
 
     def pushforward(self, res, tangents):
+        a, _, x, factors, piv = res
         if self.assume_a == "pos":
-            a, _, x, c = res
             rhs = _rhs(tangents, x, symmetric=True)
-            return None if rhs is None else _CholeskySolve()(a, c, rhs)
-        a, _, x, lu, piv = res
+            return None if rhs is None else _CholeskySolve()(a, factors, piv, rhs)
         rhs = _rhs(tangents, x)
-        return None if rhs is None else _LUSolve()(a, lu, piv, rhs)
+        return None if rhs is None else _LUSolve()(a, factors, piv, rhs)
 
     def pullback(self, res, g):
         if self.assume_a == "pos":
-            a, _, x, c = res
-            lam = _CholeskySolve()(a, c, g)
+            a, _, x, c, kind = res
+            lam = _CholeskySolve()(a, c, kind, g)
             return -(outer_sum(lam, x, a.shape) + outer_sum(x, lam, a.shape)) / 2, lam
         a, _, x, lu, piv = res
         lam = _LUSolve(trans=True)(a, lu, piv, g)
@@ -114,7 +126,12 @@ class _LUSolve(jb.Adapter):
     vectorized = True
 
     def forward(self, a, lu, piv, b):
+        if (piv[..., 0] == _INVERSE).all():
+            return apply_inverse(lu, b, self.trans)
+
         def solve(lu, piv, stack):
+            if piv[0] == _INVERSE:
+                return (apply_inverse(lu, stack, self.trans),)
             xs = scipy.linalg.lu_solve(
                 (lu, piv), stack.T, trans=int(self.trans), check_finite=False
             )
@@ -135,26 +152,35 @@ class _LUSolve(jb.Adapter):
 
 
 class _CholeskySolve(jb.Adapter):
-    """``(a + aᵀ)/2 x = b`` from the saved upper Cholesky factor ``c`` of ``(a + aᵀ)/2``."""
+    """``(a + aᵀ)/2 x = b`` from the saved upper Cholesky factor ``c`` of ``(a + aᵀ)/2``, or
+    its inverse where ``kind`` is -1."""
 
-    signature = "(n,n),(n,n),(n)->(n)"
+    signature = "(n,n),(n,n),(n),(n)->(n)"
     vectorized = True
 
-    def forward(self, a, c, b):
-        def solve(c, stack):
+    def forward(self, a, c, kind, b):
+        if (kind[..., 0] == _INVERSE).all():
+            return apply_inverse(c, b, False)
+
+        def solve(c, kind, stack):
+            if kind[0] == _INVERSE:
+                return (apply_inverse(c, stack, False),)
             return (scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T,)
 
-        return solve_per_matrix([c], [2], b, 1, solve, np.result_type(c, b), ())[0]
+        return solve_per_matrix([c, kind], [2, 1], b, 1, solve, np.result_type(c, b), ())[0]
 
     def pushforward(self, res, tangents):
-        a, c, _, x = res
-        rhs = _rhs((tangents[0], tangents[2]), x, symmetric=True)
-        return None if rhs is None else _CholeskySolve()(a, c, rhs)
+        a, c, kind, _, x = res
+        rhs = _rhs((tangents[0], tangents[3]), x, symmetric=True)
+        return None if rhs is None else _CholeskySolve()(a, c, kind, rhs)
 
     def pullback(self, res, g):
-        a, c, _, x = res
-        lam = _CholeskySolve()(a, c, g)
-        return -(outer_sum(lam, x, a.shape) + outer_sum(x, lam, a.shape)) / 2, None, lam
+        a, c, kind, _, x = res
+        lam = _CholeskySolve()(a, c, kind, g)
+        return -(outer_sum(lam, x, a.shape) + outer_sum(x, lam, a.shape)) / 2, None, None, lam
+
+
+_INVERSE = -1  # the pivots' mark of a batch of small matrices saved as their inverses
 
 
 def _rhs(tangents, x, transposed=False, symmetric=False):
@@ -192,7 +218,8 @@ def _cholesky(a, stack, dtype):
             "positive), as assume_a='pos' requires"
         )
     _check_condition(pocon(c, lange("1", a), uplo="U")[0], dtype)
-    return scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T, c
+    x = scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T
+    return x, c, np.zeros(a.shape[:1], np.int32)
 
 
 def _check_condition(rcond: float, dtype: np.dtype) -> None:

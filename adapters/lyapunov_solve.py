@@ -44,6 +44,7 @@ class LyapunovSolve(jb.Adapter):
     vectorized = True
     domains = {"a": "stable"}  # no two eigenvalues sum to 0
     linear_in = ("q",)
+    residuals_from = ("a",)  # factors: stored once per matrix, not per right-hand side
 
     def __post_init__(self) -> None:
         check_choice("LyapunovSolve", "on_failure", self.on_failure, ON_FAILURE)

@@ -72,6 +72,7 @@ class SparseSolve(jb.Adapter):
     signature = "(k),(n)->(n)"
     vectorized = True
     linear_in = ("b",)
+    residuals_from = ("data",)  # factors: stored once per matrix, not per right-hand side
 
     def __post_init__(self) -> None:
         check_choice("SparseSolve", "on_failure", self.on_failure, ON_FAILURE)

@@ -45,6 +45,7 @@ class SylvesterSolve(jb.Adapter):
     vectorized = True
     domains = {"a": "stable", "b": "stable"}  # no eigenvalue of a is one of -b
     linear_in = ("q",)
+    residuals_from = ("a", "b")  # factors: stored once per matrix, not per right-hand side
 
     def __post_init__(self) -> None:
         check_choice("SylvesterSolve", "on_failure", self.on_failure, ON_FAILURE)

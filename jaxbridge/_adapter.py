@@ -92,11 +92,25 @@ class Adapter:
     floating arguments together (``Doubling``) needs no forward-mode rule: its tangent map
     is ``forward`` itself, and its derivatives of every order follow."""
 
+    residuals_from: ClassVar[tuple[str, ...] | None] = None
+    """The arguments the residuals are computed from; by default all of them. A residual is
+    stored once per batch element of these arguments alone: ``LinearSolve`` declares
+    ``("a",)``, so one matrix shared by 128 right-hand sides keeps one copy of its factors,
+    not 128. ``forward`` must then return residuals with the batch of these arguments (the
+    leading axes they broadcast to), not the batch of the whole call."""
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "signature" in vars(cls):
             parse(cls.signature)  # a malformed signature fails when the class is defined
-        for name in ("signature", "vectorized", "threads", "domains", "linear_in"):
+        for name in (
+            "signature",
+            "vectorized",
+            "threads",
+            "domains",
+            "linear_in",
+            "residuals_from",
+        ):
             if name in inspect.get_annotations(cls):
                 # an annotation would turn it into a dataclass field, a per-instance value
                 raise TypeError(

@@ -70,6 +70,7 @@ def run_batched(
     compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
     core_ranks: Sequence[int],
     results: Sequence[tuple[tuple[int, ...], np.dtype]],
+    sources: Sequence[Sequence[int] | None],
     vectorized: bool,
     threads: int,
     arrays: Sequence[np.ndarray],
@@ -77,23 +78,32 @@ def run_batched(
     """Run ``compute`` over the broadcast batch of ``arrays`` in one host call.
 
     ``arrays`` carry leading batch axes before their ``core_ranks`` core axes; ``results``
-    gives each result's core shape and dtype. A vectorized adapter sees the whole batch at
-    once; any other sees one core-shaped element at a time, looped here, over up to
-    ``threads`` threads (worth it for routines that release the GIL, as SciPy's do).
+    gives each result's core shape and dtype, and ``sources`` the arguments whose batch it
+    has (``None``: the batch of all). A vectorized adapter sees the whole batch at once;
+    any other sees one core-shaped element at a time, looped here, over up to ``threads``
+    threads (worth it for routines that release the GIL, as SciPy's do).
     """
     batches = [a.shape[: a.ndim - r] for a, r in zip(arrays, core_ranks)]
     same = batches.count(batches[0]) == len(batches)
     batch = batches[0] if same else np.broadcast_shapes(*batches)
+    own = [
+        batch if src is None or same else np.broadcast_shapes(*(batches[i] for i in src))
+        for src in sources
+    ]
     if vectorized or not batch:
-        return _checked(owner, method, compute, arrays, results, batch)
+        return _checked(owner, method, compute, arrays, results, own)
 
-    outs = tuple(np.empty(batch + core, dtype) for core, dtype in results)
+    outs = tuple(np.empty(b + core, dtype) for b, (core, dtype) in zip(own, results))
+    unbatched = [()] * len(results)
 
     def run(indices: Sequence[tuple[int, ...]]) -> None:
         for index in indices:
             elements = [a[batch_element(index, b)] for a, b in zip(arrays, batches)]
-            for out, value in zip(outs, _checked(owner, method, compute, elements, results, ())):
-                out[index] = value  # each thread writes its own elements: no lock needed
+            values = _checked(owner, method, compute, elements, results, unbatched)
+            for out, b, value in zip(outs, own, values):
+                # each thread writes its own elements (a result with a smaller batch gets the
+                # same value from every element that shares it): no lock needed
+                out[batch_element(index, b)] = value
 
     indices = list(np.ndindex(*batch))
     if threads > 1 and len(indices) > 1:
@@ -115,9 +125,10 @@ def _checked(
     compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
     values: Sequence[np.ndarray],
     results: Sequence[tuple[tuple[int, ...], np.dtype]],
-    batch: tuple[int, ...],
+    batches: Sequence[tuple[int, ...]],
 ) -> tuple[np.ndarray, ...]:
-    """``compute(values)``, its errors attributed to the adapter and its results checked."""
+    """``compute(values)``, its errors attributed to the adapter and its results checked
+    against their core shapes and dtypes with the leading ``batches``."""
     try:
         got = compute(values)
     except Exception as error:
@@ -127,7 +138,7 @@ def _checked(
     return tuple(
         [
             conform(owner, method, i, value, batch + core, len(core), dtype)
-            for i, (value, (core, dtype)) in enumerate(zip(got, results))
+            for i, (value, batch, (core, dtype)) in enumerate(zip(got, batches, results))
         ]
     )
 

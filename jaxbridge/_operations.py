@@ -41,15 +41,11 @@ class Forward:
     primitive: ClassVar[str] = "jaxbridge_forward"
 
     def specs(self, args: Sequence[Any]) -> tuple[jax.ShapeDtypeStruct, ...]:
-        plan = plan_of(self.adapter, args)
-        return plan.batched(self._declared(plan))
-
-    def _declared(self, plan: Plan) -> tuple[jax.ShapeDtypeStruct, ...]:
-        return (*plan.outputs, *(plan.residuals if self.residuals else ()))
+        return plan_of(self.adapter, args).results(self.residuals)
 
     def run(self, args: Sequence[jax.Array]) -> Sequence[jax.Array]:
         adapter, plan = self.adapter, plan_of(self.adapter, args)
-        declared = self._declared(plan)
+        declared = (*plan.outputs, *(plan.residuals if self.residuals else ()))
         n_out, n_all = len(plan.outputs), len(plan.outputs) + len(plan.residuals)
 
         def compute(values: Sequence[np.ndarray]) -> list[object]:
@@ -58,8 +54,10 @@ class Forward:
             # residuals the primal call does not need are dropped here, on the host
             return items[: len(declared)] if len(items) == n_all and n_out < n_all else items
 
-        on_host = host_function(adapter, "forward", compute, plan.ranks, declared)
-        return host_call(on_host, plan.batched(declared), args)
+        # residuals take the batch of the arguments they are computed from alone
+        sources = [None] * n_out + [plan.sources] * (len(declared) - n_out)
+        on_host = host_function(adapter, "forward", compute, plan.ranks, declared, sources)
+        return host_call(on_host, self.specs(args), args)
 
     def jvp(self, primals, tangents):
         plan = plan_of(self.adapter, primals)
@@ -206,6 +204,13 @@ class TangentMap:
         g = [
             jnp.zeros(loop + o.shape, o.dtype) if x is None else x for x, o in zip(g, plan.outputs)
         ]
+        if fully_linear(self.adapter, plan) and not plan.residuals:
+            # J does not depend on where it is taken: without the forward's results, the
+            # forward call is left unused, and a gradient makes one host call, not two
+            res = [
+                jnp.zeros((1,) * (r.ndim - len(c.shape)) + c.shape, c.dtype)
+                for r, c in zip(res, (*plan.args, *plan.outputs))
+            ]
         got = pullback(self.adapter, plan, res, g)
         cotangents = [
             shaped(plan, name, ct, t) if t is not None else None
@@ -375,12 +380,23 @@ def host_function(
     compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
     ranks: Sequence[int],
     results: Sequence[jax.ShapeDtypeStruct],
+    sources: Sequence[Sequence[int] | None] | None = None,
 ) -> Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]:
-    """The host function of one callback: ``compute`` run over the batch, results checked."""
+    """The host function of one callback: ``compute`` run over the batch, results checked.
+    ``sources`` gives, per result, the arguments whose batch it has (``None``: all)."""
     cls = type(adapter)
     cores = [(s.shape, np.dtype(s.dtype)) for s in results]
+    sources = [None] * len(cores) if sources is None else sources
     return functools.partial(
-        run_batched, cls.__name__, method, compute, ranks, cores, cls.vectorized, cls.threads
+        run_batched,
+        cls.__name__,
+        method,
+        compute,
+        ranks,
+        cores,
+        sources,
+        cls.vectorized,
+        cls.threads,
     )
 
 

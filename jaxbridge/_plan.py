@@ -24,7 +24,8 @@ class Plan:
     ``loop`` is the broadcast of the arguments' leading (non-core) axes. Each argument is
     reshaped to ``padded`` (its loop axes padded with 1s to the same rank) so that the host
     can broadcast them like a gufunc. ``args``, ``outputs`` and ``residuals`` hold core
-    shapes and dtypes.
+    shapes and dtypes. Residuals have the loop of the arguments they are computed from
+    (``sources``, indices into ``args``): ``residual_loop``.
     """
 
     owner: str
@@ -34,6 +35,8 @@ class Plan:
     args: tuple[jax.ShapeDtypeStruct, ...]
     outputs: tuple[jax.ShapeDtypeStruct, ...]
     residuals: tuple[jax.ShapeDtypeStruct, ...]
+    sources: tuple[int, ...]
+    residual_loop: tuple[int, ...]
 
     @property
     def ranks(self) -> list[int]:
@@ -43,6 +46,13 @@ class Plan:
     def batched(self, specs: Sequence[jax.ShapeDtypeStruct]) -> tuple[jax.ShapeDtypeStruct, ...]:
         """``specs`` with the loop axes in front."""
         return tuple(jax.ShapeDtypeStruct(self.loop + s.shape, s.dtype) for s in specs)
+
+    def results(self, residuals: bool) -> tuple[jax.ShapeDtypeStruct, ...]:
+        """The forward's results with their loop axes: outputs, then residuals if asked."""
+        saved = tuple(
+            jax.ShapeDtypeStruct(self.residual_loop + s.shape, s.dtype) for s in self.residuals
+        )
+        return self.batched(self.outputs) + (saved if residuals else ())
 
 
 def make_plan(adapter: Adapter, names: tuple[str, ...], args: Sequence[jax.Array]) -> Plan:
@@ -78,7 +88,22 @@ def make_plan(adapter: Adapter, names: tuple[str, ...], args: Sequence[jax.Array
             f"{signature.text!r} has {len(signature.outputs)} outputs."
         )
     residuals = _declared(owner, "residual_specs", adapter.residual_specs(*core_args))
-    return Plan(owner, names, loop, padded, core_args, outputs, residuals)
+    sources = _sources(adapter, owner, names)
+    residual_loop = np.broadcast_shapes(*(padded[i][: len(loop)] for i in sources))
+    return Plan(owner, names, loop, padded, core_args, outputs, residuals, sources, residual_loop)
+
+
+def _sources(adapter: Adapter, owner: str, names: tuple[str, ...]) -> tuple[int, ...]:
+    """The indices of the arguments named by ``adapter.residuals_from`` (all by default)."""
+    if adapter.residuals_from is None:
+        return tuple(range(len(names)))
+    unknown = [n for n in adapter.residuals_from if n not in names]
+    if unknown or not adapter.residuals_from:
+        raise TypeError(
+            f"{owner}.residuals_from must name some of the arguments {names}; got "
+            f"{tuple(adapter.residuals_from)!r}."
+        )
+    return tuple(i for i, n in enumerate(names) if n in adapter.residuals_from)
 
 
 def _declared(owner: str, method: str, specs: object) -> tuple[jax.ShapeDtypeStruct, ...]:
