@@ -124,13 +124,17 @@ def doubling(rounds: int, inner: int) -> None:
         "jaxbridge, buffer_callback": lambda: bridged["buffer_callback"](x),
         "jaxbridge, pure_callback": lambda: bridged["pure_callback"](x),
     }
-    contenders.update(_jaxbind_doubling(x))
+    peer = jaxbind_doubling()
+    if peer is not None:
+        contenders["jaxbind (compiled peer)"] = (lambda f: lambda: f(x))(jax.jit(peer))
+    times = medians(contenders, rounds, inner)
     table(
         "1. Doubling forward under jit, 1000 float64",
-        medians(contenders, rounds, inner),
+        times,
         "native jnp, jitted",
-        "jaxbridge ≤ 1.15×",
+        "jaxbridge ≤ 1.0× jaxbind",
     )
+    versus_peer(times)
 
     def loss(f):
         return jax.jit(jax.grad(lambda x: f(x).sum()))
@@ -146,22 +150,75 @@ def doubling(rounds: int, inner: int) -> None:
         "jaxbridge, buffer_callback": lambda: grads["buffer_callback"](x),
         "jaxbridge, pure_callback": lambda: grads["pure_callback"](x),
     }
+    if peer is not None:
+        contenders["jaxbind (compiled peer)"] = (lambda f: lambda: f(x))(loss(peer))
+    times = medians(contenders, rounds, inner)
     table(
         "2. jit(grad(sum(Doubling(x)))), 1000 float64",
-        medians(contenders, rounds, inner),
+        times,
         "native jnp, jit(grad)",
-        "jaxbridge ≤ 2.2×",
+        "jaxbridge ≤ 1.0× jaxbind; one host call",
     )
+    versus_peer(times)
+
+    def tangent(f):
+        return jax.jit(lambda x, t: jax.jvp(f, (x,), (t,)))
+
+    t = jnp.ones_like(x)
+    jvps = {
+        name: with_transport(name, tangent(Doubling()), x, t)
+        for name in ("buffer_callback", "pure_callback")
+    }
+    native_jvp = tangent(lambda x: 2 * x)
+    contenders = {
+        "native jnp, jit(jvp)": lambda: native_jvp(x, t),
+        "jaxbridge, buffer_callback": lambda: jvps["buffer_callback"](x, t),
+        "jaxbridge, pure_callback": lambda: jvps["pure_callback"](x, t),
+    }
+    if peer is not None:
+        contenders["jaxbind (compiled peer)"] = (lambda f: lambda: f(x, t))(tangent(peer))
+    times = medians(contenders, rounds, inner)
+    table(
+        "2b. jit(jvp(Doubling)), 1000 float64: value and tangent",
+        times,
+        "native jnp, jit(jvp)",
+        "jaxbridge ≤ 1.0× jaxbind",
+    )
+    versus_peer(times)
 
 
-def _jaxbind_doubling(x: jax.Array) -> Timed:
+def jaxbind_doubling() -> Callable | None:
+    """``2 * x`` through jaxbind, the compiled peer (an FFI handler in C++ calling Python),
+    with its forward, jvp and vjp rules on the host; None, with a note, if not installed."""
     try:
-        import jaxbind  # noqa: F401
+        import jaxbind
     except ImportError:
-        print("(jaxbind is not installed: its rows are left out)")
-        return {}
-    print("(jaxbind is installed, but no jaxbind contender is written yet: left out)")
-    return {}
+        print("(jaxbind is not installed: its rows are left out; pip install -e '.[bench]')")
+        return None
+
+    def double(out, args, kwargs_dump):
+        out[0][()] = args[0] * 2
+
+    def derivative(out, args, kwargs_dump):  # jvp gets (x, t), vjp (x, g): both 2 * second
+        out[0][()] = args[1] * 2
+
+    def abstract(*args, batch_axes=None, **kwargs):
+        # the last argument (x, or the tangent or cotangent) has the result's shape
+        out = (args[-1].shape, args[-1].dtype)
+        if not batch_axes or not batch_axes[-1]:
+            return (out,)
+        return ((*out, batch_axes[-1][-1]),)  # elementwise: batched where the input is
+
+    call = jaxbind.get_nonlinear_call(
+        double, (derivative, derivative), abstract, abstract, func_can_batch=True
+    )
+    return lambda x: call(x)[0]
+
+
+def versus_peer(times: dict[str, float]) -> None:
+    if "jaxbind (compiled peer)" in times:
+        ratio = times["jaxbridge, buffer_callback"] / times["jaxbind (compiled peer)"]
+        print(f"  {'jaxbridge (buffer_callback) ÷ jaxbind':44} {ratio:>33.2f}")
 
 
 class CountingDoubling(jb.Adapter):
@@ -193,25 +250,77 @@ def batched(rounds: int, inner: int) -> None:
     )
     one = jax.jit(lambda x: Doubling()(x))
     many = jax.jit(jax.vmap(lambda x: Doubling()(x)))
-    times = medians(
-        {
-            "NumPy on the stacked (64, 1000) array": lambda: xsh * 2,
-            "NumPy on one row": lambda: xsh[0] * 2,
-            "jaxbridge, one row": lambda: one(x1),
-            "jaxbridge, vmap over 64 rows": lambda: many(xs),
-        },
-        rounds,
-        inner,
-    )
+    contenders = {
+        "NumPy on the stacked (64, 1000) array": lambda: xsh * 2,
+        "NumPy on one row": lambda: xsh[0] * 2,
+        "jaxbridge, one row": lambda: one(x1),
+        "jaxbridge, buffer_callback": lambda: many(xs),
+    }
+    peer = jaxbind_doubling()
+    if peer is not None:
+        contenders["jaxbind (compiled peer)"] = (lambda f: lambda: f(xs))(jax.jit(jax.vmap(peer)))
+    times = medians(contenders, rounds, inner)
     overhead = times["jaxbridge, one row"] - times["NumPy on one row"]
     stacked = times["NumPy on the stacked (64, 1000) array"]
     times["NumPy stacked + per-call overhead"] = stacked + overhead
     table(
-        "   vmap of Doubling, batch 64 × 1000 float64",
+        "   vmap of Doubling over 64 rows × 1000 float64 (jaxbridge, buffer_callback: the vmap)",
         times,
         "NumPy stacked + per-call overhead",
-        "vmap ≤ 2×",
+        "vmap ≤ 2×; ≤ 1.0× jaxbind",
     )
+    versus_peer(times)
+
+
+def many_small(sizes: list[tuple[int, int]], rounds: int) -> None:
+    """Many small systems in one vmap: batched LAPACK on the host against XLA's own."""
+    rng = np.random.default_rng(5)
+    for count, n in sizes:
+        a = jnp.asarray(rng.normal(size=(count, n, n)) + n * np.eye(n))
+        b = jnp.asarray(rng.normal(size=(count, n)))
+
+        def loss(solve):
+            return jax.jit(jax.grad(lambda a, b: jnp.sum(jnp.sin(jax.vmap(solve)(a, b))), (0, 1)))
+
+        forward = {s: jax.jit(jax.vmap(s)) for s in (LinearSolve(), jnp.linalg.solve)}
+        gradient = {s: loss(s) for s in (LinearSolve(), jnp.linalg.solve)}
+        times = medians(
+            {
+                f"{label} {kind}": (lambda f: lambda: f(a, b))(table_[solve])
+                for kind, table_ in (("forward", forward), ("jit(grad)", gradient))
+                for label, solve in (("jnp.linalg.solve", jnp.linalg.solve),)
+                + (("jaxbridge LinearSolve", next(iter(table_))),)
+            },
+            rounds,
+            1,
+        )
+        for kind in ("forward", "jit(grad)"):
+            table(
+                f"7. vmap over {count:,} systems of {n}×{n}, {kind}",
+                {k: v for k, v in times.items() if k.endswith(kind)},
+                f"jnp.linalg.solve {kind}",
+                "jaxbridge ≤ 2×",
+            )
+
+
+def shared_matrix(n: int, count: int) -> None:
+    """One matrix, many right-hand sides: what a compiled gradient keeps in temporaries."""
+    rng = np.random.default_rng(6)
+    a = jnp.asarray(rng.normal(size=(n, n)) + n**0.5 * np.eye(n))
+    b = jnp.asarray(rng.normal(size=(count, n)))
+    matrix = n * n * 8
+    print(
+        f"\n8. jit(grad) of vmap(solve, (None, 0)), one {n}×{n} matrix, {count} right-hand "
+        "sides: compiled temporaries (target: jaxbridge within 10 matrix sizes)"
+    )
+    for label, solve in (
+        ("jaxbridge LinearSolve", LinearSolve()),
+        ("jnp.linalg.solve", jnp.linalg.solve),
+    ):
+        loss = lambda a, b, s=solve: jnp.sum(jnp.sin(jax.vmap(s, (None, 0))(a, b)))  # noqa: E731
+        compiled = jax.jit(jax.grad(loss, (0, 1))).lower(a, b).compile()
+        temp = compiled.memory_analysis().temp_size_in_bytes
+        print(f"  {label:44} {temp / 2**20:>8.1f} MB = {temp / matrix:>6.1f} matrix sizes")
 
 
 class LoopSolve(jb.Adapter):
@@ -341,6 +450,8 @@ def main() -> None:
     solves([20] if quick else [200, 500, 1000], rounds=5 if quick else 30)
     threads(n=20 if quick else 200, batch=64, rounds=5 if quick else 30)
     memory(calls=1000 if quick else 100_000)
+    many_small([(200, 4)] if quick else [(20000, 4), (2000, 16)], rounds=3 if quick else 20)
+    shared_matrix(n=50 if quick else 500, count=16 if quick else 128)
 
 
 if __name__ == "__main__":
