@@ -87,10 +87,10 @@ def host_pushforward(adapter: Adapter, res: tuple[jax.Array, ...], tangents: tup
         ]
 
     results = [o for o in plan.outputs if floating(o.dtype)]
-    on_host = host_function(adapter, "jvp", compute, ranks, results)
     args = (*res, *(tangents[i] for i in given))
     loop = loop_of(args, ranks)
     specs = [jax.ShapeDtypeStruct(loop + s.shape, s.dtype) for s in results]
+    on_host = host_function(adapter, "jvp", compute, ranks, results, specs)
     computed = iter(host_call(on_host, specs, args))
     tangent_out = [next(computed) if floating(o.dtype) else None for o in plan.outputs]
     return tangent_out[0] if n_out == 1 else tuple(tangent_out)

@@ -42,7 +42,7 @@ def conform(
 
     Leading batch axes may broadcast (gufunc semantics); core axes must match exactly.
     """
-    if type(value) is np.ndarray and value.shape == shape and value.dtype == dtype:
+    if type(value) is np.ndarray and value.shape == shape and value.dtype is dtype:
         return value  # the common case, kept cheap: this runs on every call
     what = f"result {index} of {method}"
     array = np.asarray(value)
@@ -64,6 +64,35 @@ def conform(
     return array.astype(dtype, copy=False)
 
 
+def run_whole(
+    owner: str,
+    method: str,
+    compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
+    expected: Sequence[tuple[tuple[int, ...], np.dtype, int]],
+    arrays: Sequence[np.ndarray],
+) -> tuple[np.ndarray, ...]:
+    """Run ``compute`` on the whole batch at once (a vectorized adapter), in one host call.
+
+    ``expected`` holds each result's shape, dtype and core rank, worked out once when the
+    call was traced: this runs on every call, so it does no shape arithmetic of its own.
+    """
+    try:
+        got = compute(arrays)
+    except Exception as error:
+        raise host_error(owner, method, error) from error
+    if len(got) != len(expected):
+        raise TypeError(f"{owner}: {method} returned {len(got)} values, expected {len(expected)}.")
+    return tuple(
+        [
+            # conform's own first test, inlined: this is the hot path of every call
+            value
+            if type(value) is np.ndarray and value.shape == shape and value.dtype is dtype
+            else conform(owner, method, i, value, shape, rank, dtype)
+            for i, (value, (shape, dtype, rank)) in enumerate(zip(got, expected))
+        ]
+    )
+
+
 def run_batched(
     owner: str,
     method: str,
@@ -71,17 +100,16 @@ def run_batched(
     core_ranks: Sequence[int],
     results: Sequence[tuple[tuple[int, ...], np.dtype]],
     sources: Sequence[Sequence[int] | None],
-    vectorized: bool,
     threads: int,
     arrays: Sequence[np.ndarray],
 ) -> tuple[np.ndarray, ...]:
-    """Run ``compute`` over the broadcast batch of ``arrays`` in one host call.
+    """Run ``compute`` over the broadcast batch of ``arrays`` in one host call, one
+    core-shaped element at a time (an adapter that is not vectorized).
 
     ``arrays`` carry leading batch axes before their ``core_ranks`` core axes; ``results``
     gives each result's core shape and dtype, and ``sources`` the arguments whose batch it
-    has (``None``: the batch of all). A vectorized adapter sees the whole batch at once;
-    any other sees one core-shaped element at a time, looped here, over up to ``threads``
-    threads (worth it for routines that release the GIL, as SciPy's do).
+    has (``None``: the batch of all). The loop runs over up to ``threads`` threads (worth it
+    for routines that release the GIL, as SciPy's do).
     """
     batches = [a.shape[: a.ndim - r] for a, r in zip(arrays, core_ranks)]
     same = batches.count(batches[0]) == len(batches)
@@ -90,7 +118,7 @@ def run_batched(
         batch if src is None or same else np.broadcast_shapes(*(batches[i] for i in src))
         for src in sources
     ]
-    if vectorized or not batch:
+    if not batch:
         return _checked(owner, method, compute, arrays, results, own)
 
     outs = tuple(np.empty(b + core, dtype) for b, (core, dtype) in zip(own, results))

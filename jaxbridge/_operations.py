@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._host import run_batched
+from ._host import run_batched, run_whole
 from ._plan import Plan, arg_names, make_plan
 from ._primitives import Linear, bind, vary_like
 from ._transport import host_call
@@ -48,16 +48,18 @@ class Forward:
         declared = (*plan.outputs, *(plan.residuals if self.residuals else ()))
         n_out, n_all = len(plan.outputs), len(plan.outputs) + len(plan.residuals)
 
-        def compute(values: Sequence[np.ndarray]) -> list[object]:
+        def compute(values: Sequence[np.ndarray]) -> Sequence[object]:
             got = adapter.forward(*values)
-            items = list(got) if isinstance(got, (tuple, list)) else [got]
+            if not isinstance(got, (tuple, list)):
+                return (got,)
             # residuals the primal call does not need are dropped here, on the host
-            return items[: len(declared)] if len(items) == n_all and n_out < n_all else items
+            return got[: len(declared)] if len(got) == n_all and n_out < n_all else got
 
         # residuals take the batch of the arguments they are computed from alone
         sources = [None] * n_out + [plan.sources] * (len(declared) - n_out)
-        on_host = host_function(adapter, "forward", compute, plan.ranks, declared, sources)
-        return host_call(on_host, self.specs(args), args)
+        specs = self.specs(args)
+        on_host = host_function(adapter, "forward", compute, plan.ranks, declared, specs, sources)
+        return host_call(on_host, specs, args)
 
     def jvp(self, primals, tangents):
         plan = plan_of(self.adapter, primals)
@@ -266,9 +268,9 @@ class Backward:
                 for i in wanted
             ]
 
-        results = self._results(plan)
-        on_host = host_function(adapter, "backward", compute, ranks, results)
-        return host_call(on_host, self.specs(args), args)
+        specs = self.specs(args)
+        on_host = host_function(adapter, "backward", compute, ranks, self._results(plan), specs)
+        return host_call(on_host, specs, args)
 
     def jvp(self, primals, tangents):
         plan = self._plan(primals)
@@ -380,23 +382,23 @@ def host_function(
     compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
     ranks: Sequence[int],
     results: Sequence[jax.ShapeDtypeStruct],
+    specs: Sequence[jax.ShapeDtypeStruct],
     sources: Sequence[Sequence[int] | None] | None = None,
 ) -> Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]:
     """The host function of one callback: ``compute`` run over the batch, results checked.
+
+    ``results`` are the results' core specs, ``specs`` the same with their batch axes, and
     ``sources`` gives, per result, the arguments whose batch it has (``None``: all)."""
     cls = type(adapter)
+    if cls.vectorized:
+        expected = [
+            (tuple(s.shape), np.dtype(s.dtype), len(r.shape)) for s, r in zip(specs, results)
+        ]
+        return functools.partial(run_whole, cls.__name__, method, compute, expected)
     cores = [(s.shape, np.dtype(s.dtype)) for s in results]
     sources = [None] * len(cores) if sources is None else sources
     return functools.partial(
-        run_batched,
-        cls.__name__,
-        method,
-        compute,
-        ranks,
-        cores,
-        sources,
-        cls.vectorized,
-        cls.threads,
+        run_batched, cls.__name__, method, compute, ranks, cores, sources, cls.threads
     )
 
 

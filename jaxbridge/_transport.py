@@ -95,13 +95,15 @@ def _through_buffers(
     assert buffer_callback is not None
 
     def on_host(_context: object, outs: Sequence[object], *buffers: object) -> None:
+        # DLPack views of XLA's own buffers: the inputs come read-only (host code writing
+        # to one would corrupt a JAX array), and it is the cheapest way in
         try:
-            results = function([_read_only(b) for b in buffers])
+            results = function([np.from_dlpack(b) for b in buffers])
         except Exception as error:
             _report(error)
             raise
-        for out, result in zip(outs, results, strict=True):
-            np.asarray(out)[...] = result
+        for out, result in zip(outs, results):
+            np.from_dlpack(out)[...] = result
 
     call = buffer_callback(on_host, tuple(specs), vmap_method="expand_dims")
     return tuple(call(*args))
@@ -116,13 +118,6 @@ def _report(error: Exception) -> None:
     """Log a host error in one line as it happens: JAX re-raises it as a JaxRuntimeError
     whose message puts the original error last, after a long traceback."""
     _log.error("%s: %s", type(error).__name__, error)
-
-
-def _read_only(buffer: object) -> np.ndarray:
-    # the views alias XLA's own buffers: host code writing to one would corrupt a JAX array
-    view = np.asarray(buffer)
-    view.flags.writeable = False
-    return view
 
 
 def _buffer_callback() -> Callable[..., Callable[..., Sequence[jax.Array]]] | None:
