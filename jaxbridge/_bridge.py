@@ -54,8 +54,10 @@ def host_pushforward(adapter: Adapter, res: tuple[jax.Array, ...], tangents: tup
     plan = plan_of(adapter, res[: len(names)])
     if not overrides(adapter, "jvp"):
         if fully_linear(adapter, plan):
+            # integer arguments are held fixed: they keep their values
             filled = [
-                jnp.zeros(a.shape, a.dtype) if t is None else t for a, t in zip(res, tangents)
+                t if t is not None else jnp.zeros(a.shape, a.dtype) if floating(a.dtype) else a
+                for a, t in zip(res, tangents)
             ]
             return call(adapter, tuple(filled), {})
         raise TypeError(

@@ -209,9 +209,12 @@ class TangentMap:
         if fully_linear(self.adapter, plan) and not plan.residuals:
             # J does not depend on where it is taken: without the forward's results, the
             # forward call is left unused, and a gradient makes one host call, not two
+            # (integer inputs, held fixed, keep their values)
             res = [
                 jnp.zeros((1,) * (r.ndim - len(c.shape)) + c.shape, c.dtype)
-                for r, c in zip(res, (*plan.args, *plan.outputs))
+                if floating(c.dtype) or i >= len(plan.args)
+                else r
+                for i, (r, c) in enumerate(zip(res, (*plan.args, *plan.outputs)))
             ]
         got = pullback(self.adapter, plan, res, g)
         cotangents = [

@@ -275,3 +275,40 @@ def test_threaded_host_loop_matches_and_uses_the_pool():
         got = jax.jit(jax.vmap(jax.grad(_loss(Recording()))))(xs)
         assert_close(got, jax.vmap(jax.grad(_loss(_reference)))(xs))
     assert len(seen) == 2 and all(name.startswith("jaxbridge-host") for name in seen)
+
+
+class Scale(jb.Adapter):
+    """``x * k`` for an integer ``k``: linear in ``x`` with ``k`` held fixed, host rules only."""
+
+    signature = "(),()->()"
+    vectorized = True
+    linear_in = ("x",)
+    calls = []  # a class-level log of host calls (no annotation: not a parameter)
+
+    def forward(self, x, k):
+        Scale.calls.append("forward")
+        return x * k
+
+    def backward(self, res, g):
+        Scale.calls.append("backward")
+        return g * res[1], None
+
+
+def test_linear_in_every_floating_argument_gives_every_derivative_and_keeps_integers():
+    with jax.enable_x64(True):
+        x, k = jnp.array([1.0, 2.0]), jnp.array([3, 5])
+        loss = lambda x: jnp.sum(Scale()(x, k) ** 3)  # noqa: E731
+        native = lambda x: jnp.sum((x * k) ** 3)  # noqa: E731
+        for transform in (jax.grad, jax.hessian, lambda f: jax.jacfwd(jax.jacfwd(f))):
+            assert_close(jax.jit(transform(loss))(x), transform(native)(x))
+        _, tangent = jax.jvp(lambda x: Scale()(x, k), (x,), (jnp.ones(2),))
+        np.testing.assert_array_equal(tangent, [3.0, 5.0])
+
+
+def test_gradient_of_a_fully_linear_adapter_makes_one_host_call():
+    with jax.enable_x64(True):
+        x, k = jnp.array([1.0, 2.0]), jnp.array([3, 5])
+        grad = jax.jit(jax.grad(lambda x: jnp.sum(Scale()(x, k))))
+        Scale.calls.clear()
+        np.testing.assert_array_equal(grad(x), [3.0, 5.0])
+        assert Scale.calls == ["backward"]
