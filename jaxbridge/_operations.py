@@ -279,7 +279,7 @@ class Backward:
         plan = self._plan(primals)
         n_res = self._n_res(plan)
         if any(d is not None for d in tangents[:n_res]) and not fully_linear(self.adapter, plan):
-            raise TypeError(_HOST_RULE_AGAIN.format(owner=plan.owner).replace("jvp", "backward"))
+            raise TypeError(_HOST_BACKWARD_AGAIN.format(owner=plan.owner))
         outs = bind(self, primals)
         if all(d is None for d in tangents[n_res:]):
             return outs, [None] * len(outs)
@@ -428,6 +428,11 @@ def describe(value: object) -> str:
     return type(value).__name__
 
 
+_HOST_BACKWARD_AGAIN = (
+    "{owner}.backward runs on the host, so it cannot be differentiated again (hessian, "
+    "jacrev of jacrev, grad of grad). Override `pullback` with bridged calls that have "
+    "derivative rules of their own (or with jnp code) to get derivatives of every order."
+)
 _HOST_RULE_AGAIN = (
     "{owner}.jvp runs on the host, so it cannot be differentiated again (forward over "
     "forward mode, jacfwd of jacfwd). Override `pushforward` with bridged calls that have "
