@@ -1,6 +1,7 @@
 """``check_adapter`` fails on deliberately broken adapters, saying which check failed, where
-and by how much, and passes on correct adapters of every kind of contract. Also runs the
-README's "Testing your own adapter" snippet, so that it cannot rot."""
+and by how much, and passes on correct adapters of every kind of contract: host or JAX rules,
+reverse mode only or both modes, ``linear_in``. Also runs the README's "Testing your own
+adapter" snippet, so that it cannot rot."""
 
 from __future__ import annotations
 
@@ -55,8 +56,34 @@ class Cube(jb.Adapter):
         return (3 * x**2 * g,)
 
 
+class SeedLinear(jb.Adapter):
+    """``x @ w + b`` with the seed article's host rules: the backward dx = g wᵀ, dw = xᵀ g,
+    db = sum g, and its forward-mode twin."""
+
+    signature = "(k,n),(n,m),(m)->(k,m)"
+    vectorized = True
+
+    def forward(self, x, w, b):
+        return x @ w + b[..., None, :]
+
+    def backward(self, res, g):
+        x, w, _, _ = res
+        return g @ np.swapaxes(w, -1, -2), np.swapaxes(x, -1, -2) @ g, g.sum(axis=-2)
+
+    def jvp(self, res, tangents):
+        x, w, _, out = res
+        dx, dw, db = tangents
+        terms = [
+            np.zeros_like(out),
+            0 if dx is None else dx @ w,
+            0 if dw is None else x @ dw,
+            0 if db is None else db[..., None, :],
+        ]
+        return sum(terms[1:], terms[0])
+
+
 class MatVec(jb.Adapter):
-    """``a @ x``, one matrix at a time (not vectorized)."""
+    """``a @ x``, one matrix at a time (not vectorized), with a host jvp."""
 
     signature = "(m,n),(n)->(m)"
 
@@ -66,6 +93,11 @@ class MatVec(jb.Adapter):
     def backward(self, res, g):
         a, x, _ = res
         return np.outer(g, x), a.T @ g
+
+    def jvp(self, res, tangents):
+        a, x, _ = res
+        da, dx = tangents
+        return (0 if da is None else da @ x) + (0 if dx is None else a @ dx)
 
 
 class Solve(jb.Adapter):
@@ -102,6 +134,12 @@ class InverseQuadratic(jb.Adapter):
         y = scipy.linalg.cho_solve(scipy.linalg.cho_factor(a, lower=True), x)
         return -g * np.outer(y, y), 2 * g * y
 
+    def jvp(self, res, tangents):  # right for symmetric da only, which the domain promises
+        a, x, _ = res
+        da, dx = tangents
+        y = scipy.linalg.cho_solve(scipy.linalg.cho_factor(a, lower=True), x)
+        return (0 if da is None else -y @ da @ y) + (0 if dx is None else 2 * y @ dx)
+
 
 class Log(jb.Adapter):
     signature = "()->()"
@@ -129,6 +167,12 @@ class Power(jb.Adapter):
     def backward(self, res, g):
         x, k, _ = res
         return (g * k * x ** np.maximum(k - 1, 0)).astype(x.dtype), None
+
+    def jvp(self, res, tangents):
+        x, k, _ = res
+        dx, dk = tangents
+        assert dk is None  # an integer argument has no tangent
+        return (dx * k * x ** np.maximum(k - 1, 0)).astype(x.dtype)
 
 
 class Moments(jb.Adapter):
@@ -167,9 +211,14 @@ class MaxAndArgmax(jb.Adapter):
         dx[i] = g[0]
         return (dx,)
 
+    def jvp(self, res, tangents):
+        _, _, i = res
+        (dx,) = tangents
+        return dx[i], None  # no tangent for the integer output
+
 
 class Halving(jb.Adapter):
-    """A backward written in JAX (``pullback``), not on the host."""
+    """A backward written in JAX (``pullback``), not on the host; no forward-mode rule."""
 
     signature = "()->()"
     vectorized = True
@@ -179,6 +228,72 @@ class Halving(jb.Adapter):
 
     def pullback(self, res, g):
         return (g / 2,)
+
+
+class Axpy(jb.Adapter):
+    """``a x + y``: linear in ``x`` and ``y`` together, not in ``a``."""
+
+    signature = "(),(n),(n)->(n)"
+    vectorized = True
+    linear_in = ("x", "y")
+
+    def forward(self, a, x, y):
+        return a[..., None] * x + y
+
+    def backward(self, res, g):
+        a, x, _, _ = res
+        return np.sum(g * x, axis=-1), a[..., None] * g, g
+
+    def jvp(self, res, tangents):
+        a, x, _, _ = res
+        da, dx, dy = tangents
+        terms = [
+            t
+            for t in (
+                None if da is None else da[..., None] * x,
+                None if dx is None else a[..., None] * dx,
+                dy,
+            )
+            if t is not None
+        ]
+        return sum(terms[1:], terms[0]) if terms else None
+
+
+class Scaling(jb.Adapter):
+    """``3 x``, linear in its only argument: ``forward`` is its own forward-mode rule."""
+
+    signature = "(n)->(n)"
+    vectorized = True
+    linear_in = ("x",)
+
+    def forward(self, x):
+        return 3 * x
+
+    def backward(self, res, g):
+        return (3 * g,)
+
+
+class Softplus(jb.Adapter):
+    """``log(1 + exp(x))`` with both rules in JAX (the slope ``sigmoid(x)``, from the input
+    in ``res``), so that they differentiate again."""
+
+    signature = "()->()"
+    vectorized = True
+
+    def forward(self, x):
+        return np.logaddexp(0, x)
+
+    def pushforward(self, res, tangents):
+        (dx,) = tangents
+        return dx * _softplus_slope(res)
+
+    def pullback(self, res, g):
+        return (g * _softplus_slope(res),)
+
+
+def _softplus_slope(res):
+    x, _ = res
+    return jax.nn.sigmoid(x)
 
 
 CORRECT = [
@@ -192,7 +307,11 @@ CORRECT = [
     (Moments(order=4), (_normal(5),)),
     (MaxAndArgmax(), (np.array([0.5, 2.0, -1.0], np.float32),)),
     (Halving(), (_normal(2, 3),)),
-    (Linear(), (_normal(2, 2, 3), _normal(3, 4), _normal(4))),  # with a batch axis
+    (SeedLinear(), (_normal(2, 2, 3), _normal(3, 4), _normal(4))),  # with a batch axis
+    (Linear(), (_normal(2, 2, 3), _normal(3, 4), _normal(4))),  # rules in JAX
+    (Axpy(), (_normal(2), _normal(2, 3), _normal(3))),
+    (Scaling(), (_normal(4),)),
+    (Softplus(), (_normal(3),)),
 ]
 
 
@@ -217,7 +336,7 @@ def test_passes_on_drawn_inputs(adapter, input_limits, data):
 # --- broken adapters: one mistake each
 
 
-class LinearOnePercentOff(Linear):
+class LinearOnePercentOff(SeedLinear):
     def backward(self, res, g):
         dx, dw, db = super().backward(res, g)
         return dx, 1.01 * dw, db
@@ -241,6 +360,133 @@ def test_catches_a_transposed_matrix():
     assert "the 'grad' check failed" in message
     assert "the gradient of argument 'x'" in message
     assert _off_by(message) > 0.05
+
+
+class LinearJvpOnePercentOff(SeedLinear):
+    def jvp(self, res, tangents):
+        x, w, b, _ = res
+        dx, dw, db = tangents
+        right = super().jvp(res, (dx, None, db))
+        return right if dw is None else right + 1.01 * (x @ dw)
+
+
+class LinearJvpIgnoresB(SeedLinear):
+    def jvp(self, res, tangents):
+        dx, dw, _ = tangents  # the tangent of b is dropped
+        return super().jvp(res, (dx, dw, None))
+
+
+def test_catches_a_jvp_one_percent_off():
+    message = _failure(LinearJvpOnePercentOff(), _normal(2, 3), _normal(3, 2), _normal(2))
+    assert "the 'jvp' check failed" in message
+    assert "the tangent of output 0 along argument 'w'" in message
+    assert 0.003 < _off_by(message) < 0.011
+
+
+def test_catches_a_jvp_that_ignores_a_tangent():
+    message = _failure(LinearJvpIgnoresB(), _normal(2, 3), _normal(3, 2), _normal(2))
+    assert "the 'jvp' check failed" in message
+    assert "the tangent of output 0 along argument 'b'" in message
+    assert _off_by(message) > 0.5  # the whole tangent is missing
+
+
+class MatVecJvpTransposed(MatVec):
+    def jvp(self, res, tangents):
+        a, x, _ = res
+        da, dx = tangents
+        return (0 if da is None else da @ x) + (0 if dx is None else a.T @ dx)  # not a @ dx
+
+
+def test_catches_a_transposed_jvp():
+    args = (_normal(3, 3), _normal(3))
+    message = _failure(MatVecJvpTransposed(), *args)
+    assert "the 'jvp' check failed" in message
+    assert "along argument 'x'" in message
+    assert _off_by(message) > 0.05
+    # the transpose check alone catches it too, without finite differences
+    message = _failure(MatVecJvpTransposed(), *args, checks=("transpose",))
+    assert "the 'transpose' check failed" in message
+    assert "along argument 'x', <g, J t> is" in message
+
+
+class AffineDeclaredLinear(jb.Adapter):
+    """``2 x + b``, declared linear in ``x``: it is affine in ``x`` for ``b`` fixed."""
+
+    signature = "(n),(n)->(n)"
+    vectorized = True
+    linear_in = ("x",)
+
+    def forward(self, x, b):
+        return 2 * x + b
+
+    def backward(self, res, g):
+        return 2 * g, g
+
+
+class SolveDeclaredLinearInA(Solve):
+    linear_in = ("a",)  # should be ("b",)
+
+
+class ProductDeclaredLinear(jb.Adapter):
+    """``x y``, linear in ``x`` and in ``y`` but not in both together, as declared."""
+
+    signature = "(),()->()"
+    vectorized = True
+    linear_in = ("x", "y")
+
+    def forward(self, x, y):
+        return x * y
+
+    def backward(self, res, g):
+        x, y, _ = res
+        return g * y, g * x
+
+
+@pytest.mark.parametrize(
+    "adapter,args,which",
+    [
+        (AffineDeclaredLinear(), (_normal(3), _normal(3)), "argument 'x'"),
+        (
+            SolveDeclaredLinearInA(),
+            (np.eye(3, dtype=np.float32) + 0.3 * _normal(3, 3), _normal(3)),
+            "argument 'a'",
+        ),
+        (ProductDeclaredLinear(), (_normal(3), _normal(3)), "arguments 'x' and 'y' together"),
+    ],
+    ids=["affine", "solve-in-a", "product"],
+)
+def test_catches_a_wrong_linear_in(adapter, args, which):
+    message = _failure(adapter, *args)
+    assert "the 'linear_transpose' check failed" in message
+    assert f"forward is not linear in {which}, as linear_in = " in message
+    assert _off_by(message) > 0.05
+
+
+class SoftplusSlopeFromOutput(Softplus):
+    """The slope as ``1 - exp(-y)`` from the saved output ``y``: right, but the output is a
+    residual-like constant of the rules, so their own derivatives lose a term."""
+
+    def pushforward(self, res, tangents):
+        (dx,) = tangents
+        return dx * _slope_from_output(res)
+
+    def pullback(self, res, g):
+        return (g * _slope_from_output(res),)
+
+
+def _slope_from_output(res):
+    _, y = res
+    return 1 - jnp.exp(-jax.lax.stop_gradient(y))  # stop_gradient: as a saved residual is
+
+
+def test_catches_rules_whose_own_derivatives_are_wrong():
+    x = _normal(3)
+    check_adapter(SoftplusSlopeFromOutput(), x, checks=("grad", "jvp", "transpose"))
+    message = _failure(SoftplusSlopeFromOutput(), x)
+    assert "the 'hessian' check failed" in message
+    assert "the Hessian-vector product's entries for argument 'x'" in message
+    assert "by central differences of the gradient" in message
+    assert _off_by(message) > 0.1
 
 
 class XSinX(jb.Adapter):
@@ -347,6 +593,11 @@ class UpcastingBackward(Cube):
         return (dx.astype(np.float64),)
 
 
+class UpcastingJvp(MatVec):
+    def jvp(self, res, tangents):
+        return np.asarray(super().jvp(res, tangents), np.float64)
+
+
 @pytest.mark.parametrize(
     "adapter,pattern",
     [
@@ -365,11 +616,17 @@ class UpcastingBackward(Cube):
             r"the cotangent of 'x' from backward .* has dtype float64, but "
             r"its argument is float32",
         ),
+        (
+            UpcastingJvp(),
+            r"the tangent of output 0 from jvp .* has dtype float64, but "
+            r"output_specs declares float32",
+        ),
     ],
-    ids=["float64-for-float32", "float-for-int32", "backward"],
+    ids=["float64-for-float32", "float-for-int32", "backward", "jvp"],
 )
 def test_catches_a_host_result_of_the_wrong_dtype(adapter, pattern):
-    message = _failure(adapter, _normal(3))
+    args = (_normal(2, 3), _normal(3)) if isinstance(adapter, MatVec) else (_normal(3),)
+    message = _failure(adapter, *args)
     assert "the 'specs' check failed" in message
     assert re.search(pattern, message), message
 
@@ -466,9 +723,37 @@ def test_refuses_bad_arguments():
     with pytest.raises(ValueError, match="'a' is not exactly symmetric.*'spd'"):
         check_adapter(InverseQuadratic(), np.array([[2, 1], [0, 2]], np.float32), _normal(2))
     with pytest.raises(ValueError, match="unknown checks"):
-        check_adapter(Cube(), _normal(3), checks=("grad", "hessian"))
+        check_adapter(Cube(), _normal(3), checks=("grad", "jacobian"))
     with pytest.raises(ValueError, match="`batch` must be an integer of at least 2"):
         check_adapter(Cube(), _normal(3), batch=1)
+
+
+class ForwardModeSine(jb.Adapter):
+    """``sin x`` with a host ``jvp`` and no reverse-mode rule."""
+
+    signature = "()->()"
+    vectorized = True
+
+    def forward(self, x):
+        return np.sin(x)
+
+    def jvp(self, res, tangents):
+        x, _ = res
+        return np.cos(x) * tangents[0]
+
+
+class ForwardModeSineWithoutCosine(ForwardModeSine):
+    def jvp(self, res, tangents):
+        return tangents[0]
+
+
+def test_checks_that_do_not_apply_are_skipped():
+    # Cube has no forward-mode rule and no linear_in: nothing to check, and no error
+    check_adapter(Cube(), _normal(3), checks=("jvp", "transpose", "hessian", "linear_transpose"))
+    # no reverse-mode rule: "grad" and "transpose" are skipped, and no check takes gradients
+    check_adapter(ForwardModeSine(), _normal(3))
+    # while the forward-mode checks still run
+    assert "the 'jvp' check failed" in _failure(ForwardModeSineWithoutCosine(), _normal(3))
 
 
 def test_an_error_on_the_host_is_a_failed_check():

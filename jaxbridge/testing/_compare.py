@@ -57,11 +57,14 @@ def mismatch(
     tol: Tolerance,
     labels: tuple[str, str] = ("got", "expected"),
     uncertainty: np.ndarray | None = None,
+    least_scale: tuple[float, str] | None = None,
 ) -> str | None:
     """``None`` if ``got`` matches ``expected`` within ``tol``; otherwise a phrase saying
     where and by how much they differ, naming the two by ``labels``. Integer arrays must be
     equal; NaN matches NaN. ``uncertainty``, shaped like them, is how far ``expected`` itself
-    may be off entry by entry (a finite difference's own error), and is allowed on top."""
+    may be off entry by entry (a finite difference's own error), and is allowed on top.
+    ``least_scale``, a magnitude and what it is, is the least ``scale`` to take: for results
+    that may cancel to far below the size of the terms they are computed from."""
     got, expected = np.asarray(got), np.asarray(expected)
     if got.shape != expected.shape:
         return f"has shape {got.shape} {labels[0]}, but {expected.shape} {labels[1]}"
@@ -79,6 +82,9 @@ def mismatch(
         )
     diff = np.where(finite, np.abs(g - e), 0.0)
     scale = float(np.max(np.where(finite, np.maximum(np.abs(g), np.abs(e)), 0.0)))
+    scale_is = "the largest magnitude"
+    if least_scale is not None and least_scale[0] > scale:
+        scale, scale_is = least_scale
     slack = np.zeros(diff.shape) if uncertainty is None else np.asarray(uncertainty)
     allowed = 0.0 if exact else tol.atol + tol.rtol * scale
     excess = diff - (allowed + slack)
@@ -90,7 +96,7 @@ def mismatch(
     return (
         f"differs by {worst:.3g} at index {index} ({_show(got[index])} {labels[0]}, "
         f"{_show(expected[index])} {labels[1]}); allowed: {allowed + float(slack[index]):.3g} "
-        f"= atol {tol.atol:.3g} + rtol {tol.rtol:g} × {scale:.3g} (the largest magnitude){extra}, "
+        f"= atol {tol.atol:.3g} + rtol {tol.rtol:g} × {scale:.3g} ({scale_is}){extra}, "
         f"so it is off by {worst / scale if scale else float('inf'):.2g} of that magnitude"
     )
 

@@ -1,13 +1,15 @@
-"""Central finite differences in float64 of a random projection of an adapter's outputs."""
+"""Central finite differences: of a random projection of an adapter's outputs, entry by entry
+(for gradients), and of any function along a direction (for tangents and Hessian-vector
+products), each with an estimate of its own error."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from . import _host
-from ._domains import Kind, room
+from ._domains import MATRIX_KINDS, Kind, room
 
 _EPS = float(np.finfo(np.float64).eps)
 _STEP = _EPS ** (1 / 3)  # balances truncation (h**2) and rounding (eps/h)
@@ -51,25 +53,38 @@ def projected(
     ``AssertionError`` if ``forward`` does not compute in float64 when given float64.
     """
     cts64 = [None if c is None else np.asarray(c, np.float64) for c in cts]
+    wanted = [i for i, c in enumerate(cts) if c is not None]
+    outputs = outputs64(adapter, ranks, output_ranks, wanted)
 
     def value(values: Sequence[np.ndarray]) -> tuple[float, float]:
-        outs = _host.outputs(adapter, values, ranks, output_ranks)  # type: ignore[arg-type]
         total, magnitude = 0.0, 0.0
-        for i, (out, ct) in enumerate(zip(outs, cts64)):
-            if ct is None:
-                continue
-            if out.dtype != np.float64:
-                raise AssertionError(
-                    f"forward returns output {i} as {out.dtype} for float64 inputs, so "
-                    "finite differences in float64 cannot be taken; a forward should compute "
-                    "in its inputs' precision"
-                )
-            terms = ct * out
+        for out, i in zip(outputs(values), wanted):
+            terms = cts64[i] * out
             total += float(np.sum(terms))
             magnitude += float(np.sum(np.abs(terms)))
         return total, magnitude
 
     return value
+
+
+def outputs64(
+    adapter: object, ranks: Sequence[int], output_ranks: Sequence[int], wanted: Sequence[int]
+) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
+    """``args -> the outputs at indices wanted``, computed by ``forward`` on the host from
+    float64 arguments. Raises ``AssertionError`` if they are not float64."""
+
+    def outputs(values: Sequence[np.ndarray]) -> list[np.ndarray]:
+        outs = _host.outputs(adapter, values, ranks, output_ranks)  # type: ignore[arg-type]
+        for i in wanted:
+            if outs[i].dtype != np.float64:
+                raise AssertionError(
+                    f"forward returns output {i} as {outs[i].dtype} for float64 inputs, so "
+                    "finite differences in float64 cannot be taken; a forward should compute "
+                    "in its inputs' precision"
+                )
+        return [outs[i] for i in wanted]
+
+    return outputs
 
 
 def finite_differences(
@@ -112,3 +127,62 @@ def finite_differences(
         uncertainty[first] = _ROUNDING * _EPS * magnitude / step + 2 * abs(long - short) / 3
         projections[first] = sum(float(gradient[i]) for i in direction)
     return projections, differences, uncertainty
+
+
+def directional_step(
+    kinds: Sequence[Kind],
+    args: Sequence[np.ndarray],
+    direction: Mapping[int, np.ndarray],
+    eps: float = _EPS,
+) -> float:
+    """The step ``h`` for central differences along ``direction`` (argument ``i`` moving by
+    ``h * direction[i]``, with directions scaled like their arguments): ``eps**(1/3)``, the
+    balance of truncation and rounding for a function computed to ``eps``, and at most a
+    quarter of the room each argument's domain leaves (measured entry by entry, or for a
+    matrix kind by the direction's Frobenius norm), so that neither step leaves it."""
+    step = eps ** (1 / 3)
+    for i, t in direction.items():
+        t = np.abs(np.asarray(t, np.float64))
+        if kinds[i] in MATRIX_KINDS:
+            t = np.broadcast_to(np.sqrt(np.sum(t**2, axis=(-2, -1)))[..., None, None], t.shape)
+        limits = room(kinds[i], np.asarray(args[i], np.float64))
+        moving = t > 0
+        if np.any(moving):
+            step = min(step, float(np.min(limits[moving] / t[moving])) / 4)
+    return step
+
+
+def moved(
+    args: Sequence[np.ndarray], direction: Mapping[int, np.ndarray], multiple: float
+) -> list[np.ndarray]:
+    """``args`` with argument ``i`` moved by ``multiple * direction[i]``, in float64."""
+    out = list(args)
+    for i, t in direction.items():
+        out[i] = np.asarray(args[i], np.float64) + multiple * np.asarray(t, np.float64)
+    return out
+
+
+STEPS = (1.0, -1.0, 2.0, -2.0)
+"""The multiples of the step ``h`` at which ``central_difference`` needs values."""
+
+
+def central_difference(
+    values: Mapping[float, Sequence[np.ndarray]], step: float, eps: float = _EPS
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The derivative along a direction of a function of arrays, from its ``values`` at the
+    multiples ``STEPS`` of ``step`` along it, and how far each entry may be off.
+
+    Returns, per array: the central difference with step ``h``, and its error bound:
+    rounding, ``_ROUNDING * eps * (the array's largest magnitude) / h`` for a function
+    computed to ``eps``, plus twice the truncation error estimated from the difference with
+    step ``2 h`` (a third of the two's gap, as in ``finite_differences``).
+    """
+    short, uncertainty = [], []
+    for plus, minus, plus2, minus2 in zip(*(values[m] for m in STEPS)):
+        arrays = [np.asarray(v, np.float64) for v in (plus, minus, plus2, minus2)]
+        first = (arrays[0] - arrays[1]) / (2 * step)
+        second = (arrays[2] - arrays[3]) / (4 * step)
+        magnitude = max((float(np.max(np.abs(a))) for a in arrays if a.size), default=0.0)
+        short.append(first)
+        uncertainty.append(_ROUNDING * eps * magnitude / step + 2 * np.abs(second - first) / 3)
+    return short, uncertainty

@@ -1,15 +1,18 @@
-"""The transformed calls that the checks compare: jitted, vmapped, scanned and differentiated.
+"""The transformed calls that the reverse-mode checks compare: jitted, vmapped, scanned and
+differentiated.
 
 Both programs here are module-level and jitted with the adapter as a static argument, so a
 check on an adapter and shapes seen before (the next Hypothesis example, say) reuses their
-compiled code. A check compiles at most these two programs per new shape; its loops of
-reference calls all hit ``plain``'s cache, because batch elements share their shapes.
+compiled code. The "jit", "grad", "vmap" and "scan" checks compile at most these two programs
+per new shape; their loops of reference calls all hit ``plain``'s cache, because batch
+elements share their shapes. The checks of forward-mode rules keep their programs beside
+them, built the same way.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import jax
@@ -62,6 +65,23 @@ def _called(adapter: Adapter) -> Callable[..., tuple[jax.Array, ...]]:
     return call
 
 
+def in_some(
+    adapter: Adapter, args: Sequence[Any], indices: Sequence[int]
+) -> Callable[..., tuple[jax.Array, ...]]:
+    """The call as a function of the arguments at ``indices`` alone (the others fixed at
+    ``args``), returning its floating outputs: what ``jax.jvp``, ``jax.vjp`` and
+    ``jax.linear_transpose`` take."""
+    call = _called(adapter)
+
+    def function(*values: jax.Array) -> tuple[jax.Array, ...]:
+        full = list(args)
+        for i, value in zip(indices, values):
+            full[i] = value
+        return tuple(o for o in call(*full) if floating(o.dtype))
+
+    return function
+
+
 @functools.partial(jax.jit, static_argnums=0)
 def plain(adapter: Adapter, args: tuple, cts: Any) -> Result:
     """One call under ``jit``, and its pullback of ``cts``."""
@@ -77,7 +97,7 @@ def batched(
     ``stacked`` holds each argument with a leading axis of batch elements, ``cts`` the
     cotangents of those elements; ``extra`` and ``extra_cts`` a second batch of them, for the
     outer level of the nested vmap. Which element each result stands for is said where
-    ``_check`` builds its references.
+    ``_batching`` builds its references.
     """
     call = _called(adapter)
 

@@ -1,0 +1,411 @@
+"""``Subject``: an adapter, the arguments to check it on, and what every check derives from them.
+
+Also the table of checks (``CHECKS``, in the order ``check_adapter`` runs them, each with the
+statement it tests) and which of them apply to an adapter: forward-mode checks only to an
+adapter with a forward-mode rule, and so on (see ``Subject.applies``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import zlib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._adapter import Adapter
+from .._operations import fully_linear, overrides, plan_of
+from .._plan import arg_names
+from .._signature import Signature, bind_dims, parse
+from . import _host
+from ._compare import Tolerance, mismatch, tolerance
+from ._domains import Kind, describe, kinds_of, room, sample
+from ._transforms import Layout, Result, batched, floating, plain
+
+CHECKS: dict[str, str] = {
+    "specs": "what forward, backward and jvp return on the host matches the declared specs",
+    "jit": "forward under jit equals forward called eagerly",
+    # before "grad": the bridge takes the rules of an adapter linear in all its arguments at
+    # zero, so a wrong linear_in shows first as wrong gradients, which would not say why
+    "linear_transpose": (
+        "forward is linear in the arguments linear_in names, and jax.linear_transpose in "
+        "them equals the vjp"
+    ),
+    "grad": "reverse-mode gradients equal central finite differences in float64",
+    "vmap": "vmap of the call and of its gradient equals a Python loop",
+    "scan": "the call and its gradient inside lax.scan equal a Python loop",
+    "jvp": "forward-mode tangents equal central finite differences in float64",
+    "transpose": "the forward-mode and reverse-mode rules are transposes: <g, J t> = <J^T g, t>",
+    "hessian": (
+        "Hessian-vector products by forward over reverse, reverse over reverse and finite "
+        "differences of the gradient agree"
+    ),
+}
+"""Every check, in the order ``check_adapter`` runs them, with the statement it tests."""
+
+_LEAST_SCALE = 1e-2  # the least scale of a drawn tangent, as in the finite differences
+
+
+@dataclasses.dataclass
+class Subject:
+    """An adapter, the arguments to check it on, and everything derived from them once."""
+
+    adapter: Adapter
+    owner: str
+    names: tuple[str, ...]
+    signature: Signature
+    kinds: tuple[Kind, ...]
+    args: tuple[np.ndarray, ...]
+    outputs: tuple[jax.ShapeDtypeStruct, ...]
+    checks: frozenset[str]  # the checks asked for that apply to this adapter
+    with_grad: bool
+    layout: Layout
+    stacked: tuple[np.ndarray, ...]
+    extra: tuple[np.ndarray, ...]
+    cts: tuple[np.ndarray, ...] | None  # per floating output, stacked like the arguments
+    extra_cts: tuple[np.ndarray, ...] | None
+    dtype: np.dtype
+    seed: int
+    options: str
+    rtol: float | None
+    atol: float | None
+    references: dict[tuple, Result] = dataclasses.field(default_factory=dict)
+    memo: dict[tuple, Any] = dataclasses.field(default_factory=dict)  # results checks share
+
+    @classmethod
+    def make(
+        cls,
+        adapter: Adapter,
+        args: Sequence[Any],
+        checks: Iterable[str],
+        batch: int,
+        seed: int,
+        rtol: float | None,
+        atol: float | None,
+    ) -> Subject:
+        if not isinstance(adapter, Adapter):
+            raise TypeError(f"check_adapter needs a jaxbridge.Adapter, got {adapter!r}.")
+        owner = type(adapter).__name__
+        names = arg_names(type(adapter))
+        signature = parse(adapter.signature)
+        if len(args) != len(names):
+            raise TypeError(
+                f"check_adapter({owner}, ...) needs {len(names)} arguments "
+                f"({', '.join(names)}), got {len(args)}."
+            )
+        asked = frozenset(checks)
+        if not asked <= set(CHECKS):
+            raise ValueError(
+                f"unknown checks {sorted(asked - set(CHECKS))}; the checks are {tuple(CHECKS)}."
+            )
+        if not (isinstance(batch, int) and batch >= 2):
+            raise ValueError(f"`batch` must be an integer of at least 2, got {batch!r}.")
+        arrays = tuple(_canonical(name, a) for name, a in zip(names, args))
+        bind_dims(owner, names, signature.inputs, tuple(a.shape for a in arrays))
+        kinds = kinds_of(owner, adapter.domains, names, signature.inputs)
+        for name, kind, a in zip(names, kinds, arrays):
+            _check_domain(owner, name, kind, a)
+        got = jax.eval_shape(adapter, *arrays)
+        outputs = tuple(got) if isinstance(got, (tuple, list)) else (got,)
+        dtype = _precision([a.dtype for a in arrays] + [o.dtype for o in outputs])
+        differentiable = any(floating(a.dtype) for a in arrays) and any(
+            floating(o.dtype) for o in outputs
+        )
+        # an adapter without a reverse-mode rule (forward mode only) skips the gradients
+        with_grad = "grad" in asked and differentiable and _reverse_rule(adapter)
+
+        rng = np.random.default_rng(seed)
+        # batch elements get the same number of leading axes, so that stacked they still
+        # broadcast like a gufunc's arguments: (4,) and (2, 4) stack as (3, 1, 4), (3, 2, 4)
+        elements = _host.padded(arrays, [len(core) for core in signature.inputs])
+
+        def draw(first: bool) -> tuple[np.ndarray, ...]:
+            # integer arguments are repeated: their valid values are the adapter's business
+            return tuple(
+                np.stack(
+                    ([a] if first else [])
+                    + [
+                        sample(kind, a.shape, a.dtype, rng) if floating(a.dtype) else a
+                        for _ in range(batch - first)
+                    ]
+                )
+                for kind, a in zip(kinds, elements)
+            )
+
+        def draw_cts() -> tuple[np.ndarray, ...] | None:
+            if not with_grad:
+                return None
+            return tuple(
+                rng.standard_normal((batch, *o.shape)).astype(o.dtype)
+                for o in outputs
+                if floating(o.dtype)
+            )
+
+        n = len(names)
+        layout = Layout(
+            some=tuple(i % 2 == 0 for i in range(n)) if n > 1 else None,
+            broadcast=tuple(i % 2 == 1 for i in range(n)) if n > 1 else (True,),
+            outer=tuple(i == 0 for i in range(n)),
+            vmap="vmap" in asked,
+            scan="scan" in asked,
+        )
+        stacked, cts = draw(True), draw_cts()
+        extra, extra_cts = draw(False), draw_cts()
+        subject = cls(
+            adapter=adapter,
+            owner=owner,
+            names=names,
+            signature=signature,
+            kinds=kinds,
+            args=arrays,
+            outputs=outputs,
+            checks=frozenset(),
+            with_grad=with_grad,
+            layout=layout,
+            stacked=stacked,
+            extra=extra,
+            cts=cts,
+            extra_cts=extra_cts,
+            dtype=dtype,
+            seed=seed,
+            options=f"seed={seed}, batch={batch}",
+            rtol=rtol,
+            atol=atol,
+        )
+        subject.checks = frozenset(c for c in asked if subject.applies(c, differentiable))
+        return subject
+
+    # --- which checks apply
+
+    @functools.cached_property
+    def forward_rule(self) -> bool:
+        """Whether the adapter has a forward-mode rule: ``jvp`` or ``pushforward``, or (linear
+        in all its floating arguments) ``forward`` itself."""
+        adapter = self.adapter
+        return (
+            overrides(adapter, "jvp")
+            or overrides(adapter, "pushforward")
+            or fully_linear(adapter, plan_of(adapter, self.args))
+        )
+
+    @functools.cached_property
+    def reverse_rule(self) -> bool:
+        """Whether the adapter has a reverse-mode rule: ``backward`` or ``pullback``."""
+        return _reverse_rule(self.adapter)
+
+    def applies(self, check: str, differentiable: bool) -> bool:
+        """Whether ``check`` says anything about this adapter; those that do not are skipped.
+
+        The checks of derivative rules need floating arguments and outputs; "grad" needs a
+        reverse-mode rule (and without one, no check takes gradients), "jvp" a forward-mode
+        rule, "transpose" one of each mode, "hessian" both rules written in JAX
+        (``pushforward`` and ``pullback``, whose own derivatives come from the bridged calls
+        they are made of), "linear_transpose" a non-empty ``linear_in``.
+        """
+        adapter = self.adapter
+        if check == "grad":
+            return differentiable and self.reverse_rule
+        if check == "linear_transpose":
+            return bool(adapter.linear_in) and differentiable
+        if check == "jvp":
+            return differentiable and self.forward_rule
+        if check == "transpose":
+            return differentiable and self.forward_rule and self.reverse_rule
+        if check == "hessian":
+            return (
+                differentiable
+                and overrides(adapter, "pushforward")
+                and overrides(adapter, "pullback")
+            )
+        return True
+
+    # --- what the checks share
+
+    @property
+    def ranks(self) -> list[int]:
+        return [len(core) for core in self.signature.inputs]
+
+    @property
+    def output_ranks(self) -> list[int]:
+        return [len(core) for core in self.signature.outputs]
+
+    @property
+    def wrt(self) -> list[int]:
+        """The floating arguments, the ones with gradients."""
+        return [i for i, a in enumerate(self.args) if floating(a.dtype)]
+
+    @property
+    def floating_outputs(self) -> list[int]:
+        return [i for i, o in enumerate(self.outputs) if floating(o.dtype)]
+
+    def generator(self, purpose: str) -> np.random.Generator:
+        """A generator of its own for each purpose, seeded from ``seed``: what one check
+        draws does not depend on which other checks run."""
+        return np.random.default_rng([self.seed, zlib.crc32(purpose.encode())])
+
+    def tolerance(self, tier: str) -> Tolerance:
+        return tolerance(self.dtype, tier, self.rtol, self.atol)
+
+    def element(self, keys: Sequence[tuple[int, int]]) -> tuple[np.ndarray, ...]:
+        """The arguments of one batch element: ``(0, k)`` is element k of the batch that
+        starts with ``args``, ``(1, k)`` element k of the extra batch."""
+        return tuple((self.stacked, self.extra)[source][i][k] for i, (source, k) in enumerate(keys))
+
+    @property
+    def first(self) -> tuple[np.ndarray, ...]:
+        """``args`` as the batch holds them: leading axes padded to the same number."""
+        return tuple(a[0] for a in self.stacked)
+
+    def element_cts(self, source: int, k: int) -> tuple[np.ndarray, ...] | None:
+        cts = (self.cts, self.extra_cts)[source]
+        return None if cts is None else tuple(c[k] for c in cts)
+
+    def directions(self, purpose: str, count: int) -> tuple[np.ndarray, ...]:
+        """Random directions in the floating arguments (one per entry of ``wrt``), stacked
+        ``count`` deep and shaped like ``first``: normal entries scaled like the argument's
+        (its root mean square, at least 1e-2), symmetric for an ``"spd"`` argument."""
+        rng = self.generator(purpose)
+        out = []
+        for i in self.wrt:
+            x = self.first[i]
+            t = rng.standard_normal((count, *x.shape))
+            if self.kinds[i] == "spd":
+                t = (t + np.swapaxes(t, -1, -2)) / 2
+            rms = float(np.sqrt(np.mean(x.astype(np.float64) ** 2))) if x.size else 0.0
+            out.append((max(rms, _LEAST_SCALE) * t).astype(x.dtype))
+        return tuple(out)
+
+    @functools.cached_property
+    def tangents(self) -> tuple[np.ndarray, ...]:
+        """Tangents of the floating arguments for the forward-mode checks, stacked like them."""
+        return self.directions("tangents", len(self.stacked[0]))
+
+    @functools.cached_property
+    def probe_cts(self) -> tuple[np.ndarray, ...]:
+        """Cotangents of the floating outputs for the checks of derivative rules, shaped like
+        the outputs of a call on ``first`` (drawn whether or not "grad" runs)."""
+        rng = self.generator("cotangents")
+        return tuple(
+            rng.standard_normal(self.outputs[o].shape).astype(self.outputs[o].dtype)
+            for o in self.floating_outputs
+        )
+
+    def inputs(self, keys: Sequence[tuple[int, int]] | None = None) -> str:
+        """``args``, or the batch element ``keys`` stands for, as lines of Python."""
+        return listing(self.names, self.args if keys is None else self.element(keys))
+
+    def failure(self, check: str, detail: str, inputs: str | None = None) -> AssertionError:
+        inputs = self.inputs() if inputs is None else inputs
+        return AssertionError(
+            f"check_adapter({self.owner}): the {check!r} check failed ({CHECKS[check]}): "
+            f"{detail}.\nOn the inputs:\n{inputs}\n(check_adapter options: {self.options})"
+        )
+
+    def expect_close(
+        self,
+        check: str,
+        what: str,
+        got: Any,
+        expected: Any,
+        tier: str,
+        keys: Sequence[tuple[int, int]] | None = None,
+        labels: tuple[str, str] = ("batched", "from a call on that element alone"),
+        uncertainty: np.ndarray | None = None,
+        least_scale: tuple[float, str] | None = None,
+    ) -> None:
+        """Raise the failure of ``check`` if ``got`` and ``expected`` differ; ``keys`` says
+        which batch element they stand for (``None``: ``args``). ``uncertainty`` and
+        ``least_scale`` are passed on to ``mismatch``."""
+        tol = self.tolerance(tier)
+        problem = mismatch(got, expected, tol, labels, uncertainty, least_scale)
+        if problem is not None:
+            raise self.failure(check, f"{what} {problem}", self.inputs(keys))
+
+    @functools.cached_property
+    def plain(self) -> Result:
+        """The call on ``args`` under ``jit``: outputs and pullback, as NumPy arrays."""
+        args = tuple(jnp.asarray(a) for a in self.args)
+        return jax.tree.map(np.asarray, plain(self.adapter, args, self.element_cts(0, 0)))
+
+    def reference(self, keys: tuple[tuple[int, int], ...], ct_key: tuple[int, int]) -> Result:
+        """One batch element called on its own (under ``jit``: every element hits the same
+        compiled program)."""
+        if (keys, ct_key) not in self.references:
+            args = tuple(jnp.asarray(a) for a in self.element(keys))
+            result = plain(self.adapter, args, self.element_cts(*ct_key))
+            self.references[keys, ct_key] = jax.tree.map(np.asarray, result)
+        return self.references[keys, ct_key]
+
+    @functools.cached_property
+    def batched(self) -> dict[str, Result]:
+        results = batched(
+            self.adapter, self.layout, self.stacked, self.cts, self.extra, self.extra_cts
+        )
+        return jax.tree.map(np.asarray, results)
+
+
+def _reverse_rule(adapter: Adapter) -> bool:
+    return overrides(adapter, "backward") or overrides(adapter, "pullback")
+
+
+def _canonical(name: str, value: Any) -> np.ndarray:
+    if isinstance(value, (np.ndarray, np.generic, jax.Array)):
+        array = np.asarray(value)
+        canonical = np.dtype(jax.dtypes.canonicalize_dtype(array.dtype))
+        if canonical != array.dtype:
+            raise TypeError(
+                f"argument {name!r} is {array.dtype}, which JAX would turn into {canonical} "
+                f"because its 64-bit mode is off: pass {canonical}, or check under "
+                "`with jax.enable_x64(True):`."
+            )
+        return array
+    return np.asarray(jnp.asarray(value))
+
+
+_OUTSIDE = {
+    "positive": "has entries that are not positive",
+    "away_from_zero": "has entries equal to 0",
+    "spd": "is not positive definite",
+    "well_conditioned": "is singular",
+    "stable": "has eigenvalues with a real part that is not negative",
+}
+
+
+def _check_domain(owner: str, name: str, kind: Kind, value: np.ndarray) -> None:
+    """Refuse an argument outside its declared domain, where finite differences mean little."""
+    problem = None
+    if kind == "integer" and not np.issubdtype(value.dtype, np.integer):
+        problem = f"is {value.dtype}"
+    elif floating(value.dtype) and not np.all(np.isfinite(value)):
+        problem = "has entries that are not finite"
+    elif kind == "spd" and not np.array_equal(value, np.swapaxes(value, -1, -2)):
+        problem = "is not exactly symmetric"
+    elif floating(value.dtype) and not np.all(room(kind, value.astype(np.float64)) > 0):
+        problem = _OUTSIDE[str(kind)]  # only named kinds set limits
+    if problem is not None:
+        raise ValueError(
+            f"{owner}: argument {name!r} {problem}, but {owner}.domains declares it "
+            f"{describe(kind)}. Pass an input from that domain."
+        )
+
+
+def _precision(dtypes: Sequence[Any]) -> np.dtype:
+    """The least precise floating dtype in play, which sets the tolerances."""
+    found = [np.dtype(d) for d in dtypes if floating(d)]
+    return max(found, key=lambda d: np.finfo(d).eps) if found else np.dtype(np.float64)
+
+
+def listing(names: Sequence[str], values: Sequence[np.ndarray]) -> str:
+    """Arguments as lines of Python that rebuild them exactly."""
+    lines = []
+    for name, value in zip(names, values):
+        prefix = f"  {name} = np.array("
+        text = np.array2string(
+            value, separator=", ", floatmode="unique", threshold=64, prefix=prefix
+        )
+        lines.append(f"{prefix}{text}, np.{value.dtype})  # shape {value.shape}")
+    return "\n".join(lines)
