@@ -6,7 +6,7 @@ import functools
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
@@ -55,7 +55,9 @@ class Plan:
         return self.batched(self.outputs) + (saved if residuals else ())
 
 
-def make_plan(adapter: Adapter, names: tuple[str, ...], args: Sequence[jax.Array]) -> Plan:
+def make_plan(adapter: Adapter, names: tuple[str, ...], args: Sequence[Any]) -> Plan:
+    """Check ``args`` (arrays or anything with ``shape`` and ``dtype``) against the
+    adapter's signature and work out the shapes of the call."""
     owner = type(adapter).__name__
     signature = parse(adapter.signature)
     shapes = tuple(tuple(a.shape) for a in args)

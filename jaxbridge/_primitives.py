@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import jax
 import jax.numpy as jnp
+from jax.core import ShapedArray
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
@@ -39,7 +40,7 @@ from jax.interpreters import ad, batching, mlir
 class Operation(Protocol):
     """What a primitive's ``operation`` parameter provides (see ``_operations``)."""
 
-    primitive: str
+    primitive: ClassVar[str]
 
     def specs(self, args: Sequence[Any]) -> tuple[jax.ShapeDtypeStruct, ...]: ...
 
@@ -71,7 +72,7 @@ def bind(operation: Operation, args: Sequence[Any]) -> list[jax.Array]:
 def varying(x: Any) -> frozenset:
     """The manual mesh axes (under ``shard_map``) over which ``x`` (or an aval) takes
     different values."""
-    aval = x if isinstance(x, jax.core.ShapedArray) else jax.typeof(x)
+    aval = x if isinstance(x, ShapedArray) else jax.typeof(x)
     mat = getattr(aval, "mat", None)
     return frozenset(mat.varying) if mat is not None else frozenset()
 
@@ -90,11 +91,11 @@ def _vary_together(args: Sequence[Any]) -> list[Any]:
 def _abstract_eval(*avals: Any, operation: Operation) -> list[Any]:
     specs = operation.specs(avals)
     if not avals:
-        return [jax.core.ShapedArray(s.shape, s.dtype) for s in specs]
+        return [ShapedArray(s.shape, s.dtype) for s in specs]
     reference = avals[0]
     mat = getattr(reference, "mat", None)
     if mat is None:
-        return [jax.core.ShapedArray(s.shape, s.dtype) for s in specs]
+        return [ShapedArray(s.shape, s.dtype) for s in specs]
     # outputs vary wherever any input does: one host call per shard, typed like native code
     typed = mat.update(varying=frozenset().union(*(a.mat.varying for a in avals)))
     return [

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -94,7 +95,7 @@ def _through_buffers(
     buffer_callback = _buffer_callback()
     assert buffer_callback is not None
 
-    def on_host(_context: object, outs: Sequence[object], *buffers: object) -> None:
+    def on_host(_context: object, outs: Sequence[Any], *buffers: Any) -> None:
         # DLPack views of XLA's own buffers: the inputs come read-only (host code writing
         # to one would corrupt a JAX array), and it is the cheapest way in
         try:
