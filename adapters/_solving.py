@@ -74,7 +74,6 @@ def _norm_1(m: np.ndarray) -> np.ndarray:
     return np.einsum("...ij->...j", np.abs(m)).max(axis=-1)  # einsum: twice sum's speed here
 
 
-
 def apply_inverse(inverse: np.ndarray, b: np.ndarray, trans: bool) -> np.ndarray:
     """``inverse @ b`` (``inverseᵀ @ b`` if ``trans``) for vectors ``b``, batched."""
     return np.einsum("...ji,...j->...i" if trans else "...ij,...j->...i", inverse, b)
