@@ -5,47 +5,91 @@ native ``jnp`` calls and NumPy calls under CPU contention, the process hung with
 thread in ``block_until_ready``, every XLA thread idle and no thread inside a host callback.
 
 This script launches many short runs, each a fresh subprocess (a hang stays isolated), and
-counts the ones that hang. Each run, for ``--seconds`` per thread, picks at random among
+counts the ones that hang. The work of a run (``--workload``):
 
-- bridged calls, jitted: ``LinearSolve`` forward, ``jax.grad``, ``jax.jvp`` and ``vmap``,
-  ``Doubling`` forward, ``jax.grad`` and ``jax.jvp``; now and then a freshly traced
-  function (compiled while other threads run callbacks), and a call fed another thread's
-  not-yet-ready result;
-- native calls: ``jnp.linalg.solve`` jitted, its ``jax.grad``, and eager ``jnp``;
-- NumPy/SciPy calls: ``scipy.linalg.solve`` and a matmul;
-- bursts: several jitted calls dispatched without waiting, a SciPy call, then one
-  ``block_until_ready`` on them all;
+- ``mixed`` (the default): for ``--seconds`` per thread, a random mix of
+  bridged calls, jitted (``LinearSolve`` forward, ``jax.grad``, ``jax.jvp`` and ``vmap``;
+  ``Doubling`` forward, ``jax.grad`` and ``jax.jvp``; a non-vectorized adapter with
+  ``threads = 2``, which loops over its batch on jaxbridge's host thread pool; now and then
+  a freshly traced function, compiled while other threads run callbacks; a call fed another
+  thread's not-yet-ready result), native calls (``jnp.linalg.solve`` jitted, its
+  ``jax.grad``, eager ``jnp``), NumPy/SciPy calls (``scipy.linalg.solve``, a matmul), and
+  bursts (several jitted calls dispatched without waiting, a SciPy call, one
+  ``block_until_ready`` on them all). Every result is checked against SciPy or native JAX.
+- ``bench``: timing loops as in ``benchmarks/_timing.py`` (contenders in shuffled rounds,
+  each called and waited for 1-29 times in a row): bridged calls on both transports in one
+  process, as ``overhead.py`` does, native ``jnp`` and NumPy/SciPy. Many calls a second.
+- ``overhead``: the main thread runs ``benchmarks/overhead.py --quick`` (``--full``: the
+  whole benchmark, minutes a run; jaxbind included), any other threads the ``mixed`` work.
 
-from ``--threads`` Python threads at once (the main thread is one of them), with CPU
+Runs use ``--threads`` Python threads at once (the main thread is one of them), CPU
 contention (``--contention``: ``threads``, a NumPy matmul thread and a pure-Python spinner
-that fights for the GIL; ``process``, a busy subprocess; ``both``; ``none``), on one
-transport (``JAXBRIDGE_TRANSPORT``; 64-bit mode is on, as ``pure_callback`` needs it). Every
-result is checked against SciPy or native JAX, so a wrong answer is an error too.
-
+that fights for the GIL; ``process``, a busy subprocess; ``both``; ``none``) and one
+transport (``JAXBRIDGE_TRANSPORT``; 64-bit mode on, as ``pure_callback`` needs it).
 ``--without-jaxbridge`` (``--mode raw``) replaces every bridged call by hand-written
 ``jax.pure_callback`` / ``jax.experimental.buffer_callback`` calls of the same NumPy
-functions (``custom_vjp`` for ``grad``, ``custom_jvp`` for ``jvp``) and never imports
-jaxbridge: a hang there is JAX's own.
+functions (``custom_vjp`` for ``grad``, ``custom_jvp`` for ``jvp``, a plain thread pool for
+the looped solve) and never imports jaxbridge: a hang there is JAX's own.
 
-Watchdogs: each child arms ``faulthandler.dump_traceback_later(watchdog, exit=True)`` (every
-thread's Python stack, then exit) and dumps on ``SIGUSR1`` too. The parent calls a run hung
-when it outlives ``--timeout``: it saves every thread's native stack with ``gdb`` (when
-installed; that shows the XLA threads), sends ``SIGUSR1``, lets the child's watchdog fire,
-and kills the run's process group last. Logs of hung or failed runs stay in ``--out``
-(``run-NNNN.log``: Python stacks; ``run-NNNN.native.txt``: gdb). A run is replayed with
-``--replay N`` (same seed and configuration).
+Watchdogs: each child arms ``faulthandler.dump_traceback_later(2 * timeout, exit=True)``
+(every thread's Python stack, then exit) and dumps on ``SIGUSR1`` too. The parent calls a
+run hung when it outlives ``--timeout``: it sends ``SIGUSR1``, saves every thread's native
+stack with ``gdb`` when installed (the XLA threads, which ``faulthandler`` cannot see), lets
+the child's watchdog dump again and exit, and kills the run's process group last. Logs of
+hung or failed runs stay in ``--out`` (``run-NNNN.log``: Python stacks, ``run-NNNN.native
+.txt``: gdb), and the summary prints an excerpt of each. ``--replay N`` reruns run N (same
+seed and configuration); ``--self-test`` makes every run deadlock on purpose, to check all
+of this. Configurations (transport x mode x threads x contention) are dealt to the runs in
+turn; the summary gives runs, hangs, errors, durations and host calls per configuration,
+and the exit status is 1 if any run hung or failed.
 
-    python benchmarks/stress_hang.py                        # 200 runs, every configuration
+    python benchmarks/stress_hang.py                   # 200 runs, both transports, ~15 min
     python benchmarks/stress_hang.py --runs 300 --transport buffer_callback --threads 1,4
-    python benchmarks/stress_hang.py --runs 100 --transport pure_callback --contention both
+    python benchmarks/stress_hang.py --runs 100 --workload bench --contention none,both
     python benchmarks/stress_hang.py --runs 100 --without-jaxbridge
+    python benchmarks/stress_hang.py --runs 10 --workload overhead --full --timeout 1500
+    python benchmarks/stress_hang.py --xla-flags=--xla_cpu_multi_thread_eigen=false
 
-Configurations (transport x mode x threads x contention) are dealt to the runs in turn;
-the summary gives runs, hangs, errors and durations per configuration, and the exit status
-is 1 if any run hung or failed.
+What it found (2026-11-30; JAX/jaxlib 0.10.2, NumPy 2.4.6, SciPy 1.17.1, Python 3.11.7; 2
+CPU cores shared with other test runs, load average 7-10; 2 runs at a time; --timeout 60):
+no hang at all, so nothing to attribute, to jaxbridge or to JAX.
 
-Findings (JAX/jaxlib 0.10.2, NumPy 2.4, SciPy 1.17, 2 shared CPU cores; see the end of this
-docstring for the numbers): FINDINGS
+    workload  mode       transport         threads  contention    runs  hangs  host calls
+    mixed     jaxbridge  buffer_callback   1, 3     all four       400      0     140,868
+    mixed     jaxbridge  pure_callback     1, 3     threads/both   167      0      29,128
+    mixed     jaxbridge  both              6 *      both           100      0      70,708
+    mixed     raw        both              1, 3     both           100      0      28,874
+    bench     jaxbridge  buffer_callback   1, 3     none/both      200      0   2,385,594
+    bench     jaxbridge  pure_callback     1, 3     both           100      0     197,307
+    bench     raw        both              1, 3     both            60      0     218,988
+    overhead  jaxbridge  buffer_callback   1, 3     threads/both   D_RUNS      0   D_CALLS
+    overhead  jaxbridge  buffer_callback   1 (full) none/process   J_RUNS      0         n/a
+
+    * with sys.setswitchinterval(1e-4): GIL hand-overs 50 times as often.
+    Host calls count the bridged/raw callbacks of the mix and bench loops (overhead.py's
+    own are not counted). 200 of the mixed buffer_callback runs came from an earlier version
+    of this script without the looped solve.
+
+In all, 0 hangs in JAXBRIDGE_TOTAL jaxbridge runs (JAXBRIDGE_BC on buffer_callback, JAXBRIDGE_PC on
+pure_callback), about 2.8 million bridged host calls. With 0 in n runs, the rate per run is
+below 3/n at 95% confidence (1.5% for 200 runs); but the report's benchmark makes some
+300,000 calls a run, and if its 2 in 20 were a per-call race (about 3e-7 a call) these
+calls would have had an even chance of missing it. So this clears nothing for certain.
+
+Reading jaxbridge for a hang of its own: its host code never calls JAX (the one exception,
+``jax.dtypes.canonicalize_dtype`` in ``_transport._through_pure_callback``, reads a config
+value and dispatches nothing); the thread pool of ``_host._pool`` serves only adapters with
+``vectorized = False`` and ``threads > 1``, and its workers wait on nothing (the callback
+thread waits on them with the GIL released); it logs only on errors; and the report's
+stacks had no thread in a callback, where any of these would show. What the symptom (a
+wait on XLA that never ends, XLA's threads parked) does match is JAX/XLA's CPU runtime: an
+open JAX issue (jax-ml/jax#25861, CPU async dispatch getting stuck; its workaround
+``jax.config.update("jax_cpu_enable_async_dispatch", False)``) and a third-party record
+(PyAutoLabs/PyAutoFit#1528, #1530: hangs in ``block_until_ready`` with every worker parked,
+traced to XLA CPU's intra-op Eigen pool, gone with
+``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false``). Neither reproduced here. If the hang
+comes back: run the benchmark under ``--workload overhead --full`` so that gdb catches the
+native stacks, and try those two switches (``--xla-flags``, or the config in the benchmark).
 """
 
 from __future__ import annotations
@@ -69,6 +113,8 @@ from dataclasses import asdict, dataclass
 TRANSPORTS = ("buffer_callback", "pure_callback")
 CONTENTION = ("none", "threads", "process", "both")
 RESULT_TAG = "STRESS-RESULT "
+LIVE: set[int] = set()  # the process groups of the runs under way
+STOPPING = threading.Event()  # interrupted: start no more runs
 
 
 @dataclass(frozen=True)
@@ -81,7 +127,7 @@ class Config:
 
     def label(self) -> str:
         mode = "overhead" if self.workload == "overhead" else self.mode
-        workload = "" if self.workload == "mixed" else f" {self.workload}"
+        workload = " bench" if self.workload == "bench" else ""
         return f"{mode:9} {self.transport:15} threads={self.threads} {self.contention}{workload}"
 
 
@@ -107,13 +153,19 @@ def main() -> int:
         "--workload",
         default="mixed",
         choices=("mixed", "bench", "overhead"),
-        help="mixed: the random mix above; bench: timing loops as in benchmarks/_timing.py "
-        "(contenders in shuffled rounds, each called and waited for again and again: many "
-        "more calls per second); overhead: the main thread runs benchmarks/overhead.py "
+        help="mixed: the random mix of the module docstring; bench: timing loops as in "
+        "benchmarks/_timing.py (contenders in shuffled rounds, each called and waited for "
+        "again and again: many more calls per second); overhead: the main thread runs "
+        "benchmarks/overhead.py "
         "--quick (the benchmark of the report, jaxbind included), other threads the mix",
     )
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before 'hung'")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds before a run counts as hung (default: 60; overhead 300, --full 1800)",
+    )
     parser.add_argument("--n", type=int, default=24, help="matrix size")
     parser.add_argument(
         "--switch-interval", type=float, default=0.005, help="sys.setswitchinterval in runs"
@@ -147,6 +199,8 @@ def main() -> int:
     contention = opts.contention.split(",")
     if any(c not in CONTENTION for c in contention) or any(t < 1 for t in threads):
         parser.error(f"--contention takes {CONTENTION}; --threads positive integers")
+    if opts.timeout is None:
+        opts.timeout = 60.0 if opts.workload != "overhead" else 1800.0 if opts.full else 300.0
     if opts.workload == "overhead" and modes != ("jaxbridge",):
         parser.error("--workload overhead runs jaxbridge: no --without-jaxbridge")
     configs = [
@@ -167,7 +221,11 @@ def main() -> int:
     lock = threading.Lock()
 
     def one(i: int) -> None:
+        if STOPPING.is_set():
+            return
         record = run_one(i, configs[i % len(configs)], opts, out, gdb)
+        if STOPPING.is_set():  # ended by the interruption, not by itself
+            return
         with lock:
             records.append(record)
             if record["status"] != "ok" or opts.replay is not None:
@@ -180,9 +238,20 @@ def main() -> int:
                 bad = sum(r["status"] != "ok" for r in records)
                 print(f"  {len(records)}/{len(indices)} done, {bad} not ok", flush=True)
 
+    def stop(*_: object) -> None:
+        STOPPING.set()
+        for group in list(LIVE):  # the runs live in their own sessions: end them too
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+
+    signal.signal(signal.SIGTERM, lambda *_: (stop(), sys.exit(143)))
     started = time.perf_counter()
     with ThreadPoolExecutor(opts.jobs) as pool:
-        list(pool.map(one, indices))
+        try:
+            list(pool.map(one, indices))
+        except BaseException:  # Ctrl-C, SIGTERM
+            stop()
+            raise
     summarize(records, time.perf_counter() - started, out)
     return 0 if all(r["status"] == "ok" for r in records) else 1
 
@@ -217,6 +286,7 @@ def run_one(i: int, config: Config, opts: argparse.Namespace, out: str, gdb: str
         proc = subprocess.Popen(
             command, stdout=file, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
+        LIVE.add(proc.pid)
         try:
             rc = proc.wait(timeout=opts.timeout)
         except subprocess.TimeoutExpired:
@@ -234,6 +304,7 @@ def run_one(i: int, config: Config, opts: argparse.Namespace, out: str, gdb: str
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)  # the child, its busy process, anything
             proc.wait()
+            LIVE.discard(proc.pid)
     seconds = time.perf_counter() - start
     text = open(log, errors="replace").read()
     result = next(
@@ -298,23 +369,34 @@ def summarize(records: list[dict], seconds: float, out: str) -> None:
     for r in records:
         if r["status"] != "ok":
             print(f"\n  {r['status']}: run {r['run']} {r['label']}: {r['log']} {r['native'] or ''}")
-            print(excerpt(r["log"], r["native"]))
+            print(excerpt(r["log"], r["native"], tail=r["status"] == "error"))
     with open(os.path.join(out, "summary.json"), "w") as file:
         json.dump(records, file, indent=1)
     print(f"  records: {os.path.join(out, 'summary.json')}")
 
 
-def excerpt(log: str, native: str | None, lines: int = 40) -> str:
-    """The start of a failed run's log (its first stack dump or traceback), and a tally of
-    what its native threads were doing."""
-    text = open(log, errors="replace").read().splitlines()[1 : 1 + lines]
+def excerpt(log: str, native: str | None, tail: bool = False, lines: int = 40) -> str:
+    """The start of a hung run's log (its first stack dump) or the end of a failed one's (the
+    traceback), and a tally of what its native threads were doing."""
+    text = open(log, errors="replace").read().splitlines()[1:]
+    if tail:
+        text = text[-lines:]
+    else:  # the first dump, less the thread-pool workers idle in their queue
+        later = [i for i, line in enumerate(text) if line.startswith("Timeout (") and i > 0]
+        blocks: list[list[str]] = [[]]
+        for line in text[: later[0] if later else None]:
+            if line.startswith(("Thread 0x", "Current thread 0x")) and blocks[-1]:
+                blocks.append([])
+            blocks[-1].append(line)
+        idle = "concurrent/futures/thread.py"
+        text = [line for b in blocks if not (len(b) > 1 and idle in b[1]) for line in b][:lines]
     out = ["    " + line for line in text]
     if native and os.path.exists(native):
         dump = open(native, errors="replace").read()
         threads = dump.split("\nThread ")[1:]
         marks = {
             "waiting for the GIL": ("take_gil", "PyGILState_Ensure", "PyEval_RestoreThread"),
-            "in a host callback": ("callback", "Callback"),
+            "with a frame named *callback*": ("callback", "Callback"),
             "awaiting an XLA event": ("BlockUntilReady", "BlockHostUntilReady", "Await"),
         }
         tally = {m: sum(any(k in t for k in ks) for t in threads) for m, ks in marks.items()}
