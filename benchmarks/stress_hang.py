@@ -62,19 +62,21 @@ no hang at all, so nothing to attribute, to jaxbridge or to JAX.
     bench     jaxbridge  buffer_callback   1, 3     none/both      200      0   2,385,594
     bench     jaxbridge  pure_callback     1, 3     both           100      0     197,307
     bench     raw        both              1, 3     both            60      0     218,988
-    overhead  jaxbridge  buffer_callback   1, 3     threads/both   D_RUNS      0   D_CALLS
-    overhead  jaxbridge  buffer_callback   1 (full) none/process   J_RUNS      0         n/a
+    overhead  jaxbridge  buffer_callback   1, 3     threads/both    40      0      53,194 +
+    overhead  jaxbridge  buffer_callback   1, full  none/process    10      0  ~3,000,000 +
 
     * with sys.setswitchinterval(1e-4): GIL hand-overs 50 times as often.
-    Host calls count the bridged/raw callbacks of the mix and bench loops (overhead.py's
-    own are not counted). 200 of the mixed buffer_callback runs came from an earlier version
-    of this script without the looped solve.
+    + the mix threads' calls; overhead.py's own are not counted (--quick: a few thousand a
+      run; full: some 300,000 a run, estimated from its rounds, so about 3 million).
+    200 of the mixed buffer_callback runs came from an earlier version of this script
+    without the looped solve.
 
-In all, 0 hangs in JAXBRIDGE_TOTAL jaxbridge runs (JAXBRIDGE_BC on buffer_callback, JAXBRIDGE_PC on
-pure_callback), about 2.8 million bridged host calls. With 0 in n runs, the rate per run is
-below 3/n at 95% confidence (1.5% for 200 runs); but the report's benchmark makes some
-300,000 calls a run, and if its 2 in 20 were a per-call race (about 3e-7 a call) these
-calls would have had an even chance of missing it. So this clears nothing for certain.
+In all, 0 hangs in 1,017 jaxbridge runs (700 on buffer_callback, 317 on pure_callback), about
+6 million bridged host calls, and 0 in 160 runs without jaxbridge. With 0 in n runs the
+hang rate per run is below 3/n at 95% confidence (1.5% for 200 runs). Against the report's
+own rate this is weaker than it looks: if its runs were full runs of overhead.py, 2 hangs in
+20 would leave 0 in our 10 full runs a 35% chance, and read as a per-call race (2 in some 6
+million calls) a 13% chance. So a frequent jaxbridge hang is unlikely; nothing is cleared.
 
 Reading jaxbridge for a hang of its own: its host code never calls JAX (the one exception,
 ``jax.dtypes.canonicalize_dtype`` in ``_transport._through_pure_callback``, reads a config
@@ -83,13 +85,14 @@ value and dispatches nothing); the thread pool of ``_host._pool`` serves only ad
 thread waits on them with the GIL released); it logs only on errors; and the report's
 stacks had no thread in a callback, where any of these would show. What the symptom (a
 wait on XLA that never ends, XLA's threads parked) does match is JAX/XLA's CPU runtime: an
-open JAX issue (jax-ml/jax#25861, CPU async dispatch getting stuck; its workaround
-``jax.config.update("jax_cpu_enable_async_dispatch", False)``) and a third-party record
-(PyAutoLabs/PyAutoFit#1528, #1530: hangs in ``block_until_ready`` with every worker parked,
-traced to XLA CPU's intra-op Eigen pool, gone with
-``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false``). Neither reproduced here. If the hang
-comes back: run the benchmark under ``--workload overhead --full`` so that gdb catches the
-native stacks, and try those two switches (``--xla-flags``, or the config in the benchmark).
+open JAX issue (jax-ml/jax#25861, CPU async dispatch getting stuck, since tied to callbacks
+that call JAX; its workaround ``jax.config.update("jax_cpu_enable_async_dispatch", False)``)
+and a third-party record (PyAutoLabs/PyAutoFit#1528, #1530: hangs in ``block_until_ready``
+with every XLA worker parked, traced to FFT thunks waiting on XLA CPU's own intra-op Eigen
+pool, gone with ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false``; nothing here runs an FFT).
+Neither reproduced here. If the hang comes back: run the benchmark under ``--workload
+overhead --full``, so that gdb catches the native stacks, and try those two switches
+(``--xla-flags`` here; the config line in the benchmark).
 """
 
 from __future__ import annotations
