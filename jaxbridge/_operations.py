@@ -25,7 +25,7 @@ import numpy as np
 from ._host import run_batched, run_whole
 from ._plan import Plan, arg_names, make_plan
 from ._primitives import Linear, bind, vary_like
-from ._transport import host_call
+from ._transport import host_call, x64_mode
 
 if TYPE_CHECKING:
     from ._adapter import Adapter
@@ -318,7 +318,7 @@ class Backward:
 def plan_of(adapter: Adapter, args: Sequence[Any]) -> Plan:
     """The plan of a call on ``args`` (avals, arrays or ``Linear`` markers), cached."""
     key = tuple((tuple(a.shape), np.dtype(a.dtype)) for a in args)
-    return _plan(adapter, key, _x64())
+    return _plan(adapter, key, x64_mode())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -326,10 +326,6 @@ def _plan(adapter: Adapter, key: tuple, x64: bool) -> Plan:
     del x64  # part of the key: the declared dtypes are canonicalized in the mode of the day
     specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in key]
     return make_plan(adapter, arg_names(type(adapter)), specs)
-
-
-def _x64() -> bool:
-    return jax.dtypes.canonicalize_dtype(np.float64) == np.float64
 
 
 def loop_of(args: Sequence[Any], core_ranks: Sequence[int]) -> tuple[int, ...]:

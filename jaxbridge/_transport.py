@@ -74,12 +74,12 @@ def host_call(
 def _through_pure_callback(
     function: HostFunction, specs: Sequence[jax.ShapeDtypeStruct], args: Sequence[jax.Array]
 ) -> tuple[jax.Array, ...]:
-    traced_x64 = _x64()
+    traced_x64 = x64_mode()
     wide = any(np.dtype(s.dtype).itemsize == 8 for s in specs)
 
     def on_host(*arrays: jax.Array) -> tuple[np.ndarray, ...]:
         try:
-            if wide and traced_x64 and not _x64():
+            if wide and traced_x64 and not x64_mode():
                 raise TypeError(_X64_ON_ANOTHER_THREAD)
             return function([np.asarray(a) for a in arrays])
         except Exception as error:
@@ -110,7 +110,7 @@ def _through_buffers(
     return tuple(call(*args))
 
 
-def _x64() -> bool:
+def x64_mode() -> bool:
     """Whether 64-bit mode is on in this thread (a `jax.enable_x64` context is per thread)."""
     return jax.dtypes.canonicalize_dtype(np.float64) == np.float64
 
