@@ -1,13 +1,17 @@
-"""Ready adapters: ``from jaxbridge.adapters import Doubling, Linear, ...``."""
+"""Ready adapters: ``from jaxbridge.adapters import Doubling, Linear, LinearSolve, ...``.
+
+The SciPy ones live in subpackages that mirror SciPy's modules (``jaxbridge.adapters.linalg``
+for ``scipy.linalg``, ...); the classes are re-exported here.
+"""
 
 from .doubling import Doubling as Doubling
+from .linalg import LinearSolve as LinearSolve
+from .linalg import LyapunovSolve as LyapunovSolve
+from .linalg import SparseSolve as SparseSolve
+from .linalg import SylvesterSolve as SylvesterSolve
 from .linear import Linear as Linear
-from .linear_solve import LinearSolve as LinearSolve
-from .lyapunov_solve import LyapunovSolve as LyapunovSolve
 from .relu import ReLU as ReLU
 from .sigmoid import Sigmoid as Sigmoid
-from .sparse_solve import SparseSolve as SparseSolve
-from .sylvester_solve import SylvesterSolve as SylvesterSolve
 
 __all__ = [
     "Doubling",

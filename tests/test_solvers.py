@@ -20,10 +20,10 @@ from _solver_cases import (
 from jax.test_util import check_grads
 
 from jaxbridge.adapters import LinearSolve, LyapunovSolve, SparseSolve, SylvesterSolve
-from jaxbridge.adapters.linear_solve import _LUSolve
-from jaxbridge.adapters.lyapunov_solve import _SchurLyapunovSolve
-from jaxbridge.adapters.sparse_solve import _SparseLUSolve
-from jaxbridge.adapters.sylvester_solve import _SchurSylvesterSolve
+from jaxbridge.adapters.linalg.linear_solve import _LUSolve
+from jaxbridge.adapters.linalg.lyapunov_solve import _SchurLyapunovSolve
+from jaxbridge.adapters.linalg.sparse_solve import _SparseLUSolve
+from jaxbridge.adapters.linalg.sylvester_solve import _SchurSylvesterSolve
 
 DTYPES = [np.float32, np.float64]
 

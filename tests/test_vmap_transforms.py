@@ -18,7 +18,7 @@ from jax.flatten_util import ravel_pytree
 
 import jaxbridge as jb
 from jaxbridge.adapters import LinearSolve
-from jaxbridge.adapters.linear_solve import _LUSolve
+from jaxbridge.adapters.linalg.linear_solve import _LUSolve
 
 CASES = [pytest.param(c, _cases.assert_close, id=f"simple-{c.name}") for c in _cases.CASES] + [
     pytest.param(c, _solver_cases.assert_close, id=f"solver-{c.name}") for c in _solver_cases.CASES

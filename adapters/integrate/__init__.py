@@ -1,0 +1,1 @@
+"""``scipy.integrate`` as adapters: stiff ODEs with adjoint gradients, and quadrature."""

@@ -1,0 +1,1 @@
+"""``scipy.optimize`` as adapters: solvers with implicit gradients."""

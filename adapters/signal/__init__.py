@@ -1,0 +1,1 @@
+"""``scipy.signal`` as adapters: linear filters."""

@@ -1,0 +1,1 @@
+"""``scipy.special`` as adapters: the functions JAX lacks, differentiable."""
