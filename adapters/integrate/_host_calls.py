@@ -1,0 +1,139 @@
+"""Calling a user's ``Adapter`` from inside SciPy's loops, and the failures the integrate
+adapters share.
+
+SciPy's integrators call back into Python many times per solve, on the host, with NumPy
+arrays: an ``OdeSolve`` right-hand side or a ``Quad`` integrand is therefore an ``Adapter``
+whose host methods are called directly (never through JAX, which could hang there).
+``HostFunction`` wraps one such adapter with its values, vector-Jacobian products,
+Jacobian-vector products and whole Jacobians, all on float64 arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+import jaxbridge as jb
+
+ON_FAILURE = ("raise", "nan")
+
+
+def check_choice(owner: str, name: str, value: object, choices: Sequence[str]) -> None:
+    """Refuse a static parameter outside ``choices``, naming the adapter and the parameter."""
+    if value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{owner}: parameter '{name}' must be one of {allowed}; got {value!r}.")
+
+
+def check_positive(owner: str, name: str, value: object, allow_zero: bool = False) -> None:
+    """Refuse a tolerance or a limit that is not a positive (or non-negative) number."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    ok = ok and (value >= 0 if allow_zero else value > 0)  # type: ignore[operator]
+    if not ok:
+        what = "a non-negative" if allow_zero else "a positive"
+        raise ValueError(f"{owner}: parameter '{name}' must be {what} number; got {value!r}.")
+
+
+class IntegrationFailure(RuntimeError):
+    """An integration with no trustworthy result (``on_failure="nan"`` turns it into NaN)."""
+
+
+def failure(problem: str) -> IntegrationFailure:
+    """The error for an integration that has no trustworthy result, with the way out."""
+    return IntegrationFailure(
+        f"{problem}. Pass on_failure='nan' to get NaN results instead of this error."
+    )
+
+
+def require_finite(what: str, values: np.ndarray) -> None:
+    if not np.isfinite(values).all():
+        raise failure(f"{what} has non-finite entries (NaN or inf)")
+
+
+def overrides(adapter: jb.Adapter, method: str) -> bool:
+    return getattr(type(adapter), method) is not getattr(jb.Adapter, method)
+
+
+class HostFunction:
+    """A user's adapter of one output, called on the host with float64 NumPy arrays.
+
+    ``role`` names it in errors (``"OdeSolve's rhs"``). ``shape`` is the output's core
+    shape, which the Jacobians need. Every product first calls ``forward`` (the backward
+    and jvp get ``(*inputs, *outputs, *residuals)`` as the bridge would give them).
+    """
+
+    def __init__(self, adapter: jb.Adapter, role: str, shape: tuple[int, ...]) -> None:
+        self.adapter = adapter
+        self.role = role
+        self.shape = shape
+        self.size = int(np.prod(shape))
+
+    def _res(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        out = self.adapter.forward(*args)
+        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        return (*args, *outs)
+
+    def value(self, *args: np.ndarray) -> np.ndarray:
+        """The output, as a float64 array of the declared shape."""
+        out = np.asarray(self._res(args)[len(args)], np.float64)
+        if out.shape != self.shape:
+            raise ValueError(
+                f"{self.role} {type(self.adapter).__name__}.forward returned shape "
+                f"{out.shape}, expected {self.shape}."
+            )
+        return out
+
+    def _needs(self, method: str, purpose: str) -> None:
+        if not overrides(self.adapter, method):
+            raise TypeError(
+                f"{self.role} {type(self.adapter).__name__} defines no host `{method}`, which "
+                f"{purpose} needs."
+            )
+
+    def vjp(self, args: Sequence[np.ndarray], g: np.ndarray) -> list[np.ndarray]:
+        """One float64 cotangent per argument (zeros where ``backward`` returns None)."""
+        self._needs("backward", "a gradient")
+        cts = self.adapter.backward(self._res(args), np.asarray(g, np.float64))
+        return [_cotangent(c, a.shape) for c, a in zip(cts, args, strict=True)]
+
+    def jacobians(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The Jacobian of the output in each argument, ``(size, *argument's shape)``, from
+        ``size`` backward calls with unit cotangents (one call if the adapter is vectorized)."""
+        self._needs("backward", "a Jacobian")
+        res = self._res(args)
+        units = np.eye(self.size).reshape((self.size, *self.shape))
+        if self.adapter.vectorized:
+            stacked = tuple(np.broadcast_to(r, (self.size, *np.shape(r))) for r in res)
+            cts = self.adapter.backward(stacked, units)
+            return [
+                np.array(
+                    np.broadcast_to(_cotangent(c, (self.size, *a.shape)), (self.size, *a.shape))
+                )
+                for c, a in zip(cts, args, strict=True)
+            ]
+        rows = [self.adapter.backward(res, unit) for unit in units]
+        return [
+            np.stack([_cotangent(row[i], a.shape) for row in rows])
+            if rows
+            else np.zeros((0, *a.shape))
+            for i, a in enumerate(args)
+        ]
+
+    def jvp(self, args: Sequence[np.ndarray], tangents: Sequence[np.ndarray | None]) -> np.ndarray:
+        """The output's tangent: the adapter's own ``jvp`` if it has one, else from its
+        Jacobians (``size`` backward calls)."""
+        if overrides(self.adapter, "jvp"):
+            out = self.adapter.jvp(self._res(args), tuple(tangents))
+            return np.zeros(self.shape) if out is None else _cotangent(out, self.shape)
+        total = np.zeros(self.size)
+        for jacobian, t in zip(self.jacobians(args), tangents, strict=True):
+            if t is not None:
+                total += jacobian.reshape(self.size, -1) @ np.ravel(t)
+        return total.reshape(self.shape)
+
+
+def _cotangent(value: object, shape: tuple[int, ...]) -> np.ndarray:
+    if value is None:
+        return np.zeros(shape)
+    return np.broadcast_to(np.asarray(value, np.float64), shape)

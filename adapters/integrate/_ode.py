@@ -1,0 +1,294 @@
+"""The integrations behind ``OdeSolve``, each a ``solve_ivp`` call whose status is checked:
+the solve itself, the forward-sensitivity system, the directional (tangent) system and the
+adjoint system, with the Jacobians SciPy's implicit methods want for each.
+
+Everything here runs on the host, in float64, on NumPy arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+import scipy.integrate
+import scipy.linalg
+import scipy.sparse
+
+import jaxbridge as jb
+
+from ._host_calls import HostFunction, failure
+
+METHODS = ("BDF", "Radau", "LSODA", "RK45", "RK23", "DOP853")
+IMPLICIT = frozenset({"BDF", "Radau", "LSODA"})  # the methods that use a Jacobian
+
+
+class Settings(Protocol):
+    """What the integrations take from ``OdeSolve``: ``solve_ivp``'s options."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def rtol(self) -> float: ...
+    @property
+    def atol(self) -> float: ...
+    @property
+    def max_step(self) -> float: ...
+
+
+def integrate(
+    settings: Settings,
+    what: str,
+    fun: Callable[[float, np.ndarray], np.ndarray],
+    jac: Callable[[float, np.ndarray], Any] | None,
+    span: tuple[float, float],
+    z0: np.ndarray,
+    t_eval: np.ndarray | None = None,
+    dense: bool = False,
+) -> Any:
+    """``solve_ivp`` with the adapter's settings; raise ``IntegrationFailure`` naming
+    ``what`` and quoting SciPy's message unless it reached ``span[1]`` with finite values."""
+    options: dict[str, Any] = {"rtol": settings.rtol, "atol": settings.atol}
+    if settings.max_step != np.inf:
+        options["max_step"] = settings.max_step
+    if settings.method in IMPLICIT and jac is not None:
+        if settings.method == "LSODA":  # LSODA takes dense Jacobians only
+            options["jac"] = lambda t, z: _dense(jac(t, z))
+        else:
+            options["jac"] = jac
+    sol = scipy.integrate.solve_ivp(
+        fun, span, z0, method=settings.method, t_eval=t_eval, dense_output=dense, **options
+    )
+    if sol.status != 0:
+        raise failure(
+            f"{what}: solve_ivp(method={settings.method!r}) stopped at t = "
+            f"{sol.t[-1]:.8g} of [{span[0]:.8g}, {span[1]:.8g}]: {sol.message}"
+        )
+    if not np.isfinite(sol.y).all():
+        raise failure(
+            f"{what}: the solution is not finite (it overflowed) before t = {span[1]:.8g}"
+        )
+    return sol
+
+
+def _dense(m: Any) -> np.ndarray:
+    return m.toarray() if scipy.sparse.issparse(m) else np.asarray(m)
+
+
+def block_diagonal(block: Any, count: int) -> Any:
+    """``count`` copies of ``block`` on a diagonal, sparse if ``block`` is."""
+    if scipy.sparse.issparse(block):
+        return scipy.sparse.block_diag([block] * count, format="csc")
+    return scipy.linalg.block_diag(*([block] * count))
+
+
+class Dynamics:
+    """The right-hand side with ``theta`` fixed, as SciPy calls it: ``f(t, y)``, its
+    Jacobians, and products with them, on float64 arrays."""
+
+    def __init__(self, rhs: jb.Adapter, theta: np.ndarray, n: int) -> None:
+        self.rhs = rhs
+        self.host = HostFunction(rhs, "OdeSolve's rhs", (n,))
+        self.theta = theta
+        self.n = n
+        self.hook = getattr(rhs, "jacobian", None)
+
+    def args(self, t: float, y: np.ndarray) -> tuple[np.ndarray, ...]:
+        return np.asarray(t, np.float64), np.asarray(y, np.float64), self.theta
+
+    def f(self, t: float, y: np.ndarray) -> np.ndarray:
+        return self.host.value(*self.args(t, y))
+
+    def jacobians(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(∂f/∂y, ∂f/∂θ)``, from ``n`` backward calls."""
+        _, jy, jtheta = self.host.jacobians(self.args(t, y))
+        return jy, jtheta
+
+    def jac_y(self, t: float, y: np.ndarray) -> Any:
+        """``∂f/∂y``: the rhs's own ``jacobian(t, y, theta)`` if it has one (dense or
+        ``scipy.sparse``), else from ``n`` backward calls."""
+        if self.hook is None:
+            return self.jacobians(t, y)[0]
+        jy = self.hook(*self.args(t, y))
+        if not scipy.sparse.issparse(jy):
+            jy = np.asarray(jy, np.float64)
+        if jy.shape != (self.n, self.n):
+            raise ValueError(
+                f"OdeSolve's rhs {type(self.rhs).__name__}.jacobian returned shape "
+                f"{jy.shape}, expected ({self.n}, {self.n}) (∂f/∂y)."
+            )
+        return jy
+
+    def vjp(self, t: float, y: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(λᵀ ∂f/∂y, λᵀ ∂f/∂θ)``: one forward and one backward call."""
+        _, ybar, thetabar = self.host.vjp(self.args(t, y), lam)
+        return ybar, thetabar
+
+    def jvp(self, t: float, y: np.ndarray, v: np.ndarray, dtheta: np.ndarray) -> np.ndarray:
+        """``∂f/∂y v + ∂f/∂θ θ̇``: the rhs's ``jvp`` if it has one, else from its Jacobians."""
+        return self.host.jvp(self.args(t, y), (None, v, dtheta))
+
+
+def solve(settings: Settings, dyn: Dynamics, y0: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """``y`` at every time in ``ts`` (strictly increasing), ``(k, n)``; row 0 is ``y0``."""
+    ys = np.empty((len(ts), len(y0)))
+    ys[0] = y0
+    if len(ts) > 1:
+        sol = integrate(settings, "the solve", dyn.f, dyn.jac_y, (ts[0], ts[-1]), y0, t_eval=ts)
+        ys[1:] = sol.y.T[1:]
+    return ys
+
+
+def solve_with_sensitivities(
+    settings: Settings, dyn: Dynamics, y0: np.ndarray, ts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``y`` and ``S = ∂y/∂(y0, θ)`` at every time in ``ts``: ``(k, n)`` and ``(k, n, n+p)``.
+
+    Integrates ``S' = ∂f/∂y S + [0, ∂f/∂θ]`` with ``y`` (error control on both), ``S``
+    stored transposed so that the Jacobian SciPy's implicit methods get is block diagonal
+    (``∂f/∂y`` repeated; the terms in ``∂²f`` are left out, which slows Newton's iteration
+    a little but changes nothing in the result).
+    """
+    n, p = len(y0), len(dyn.theta)
+    m = n + p
+    st0 = np.zeros((m, n))
+    st0[:n] = np.eye(n)
+    sens = np.empty((len(ts), n, m))
+    sens[0] = st0.T
+    ys = np.empty((len(ts), n))
+    ys[0] = y0
+    if len(ts) == 1:
+        return ys, sens
+
+    def fun(t: float, z: np.ndarray) -> np.ndarray:
+        y, st = z[:n], z[n:].reshape(m, n)
+        f, jy, jtheta = _linearized(dyn, t, y)
+        dst = st @ jy.T
+        dst[n:] += jtheta.T
+        return np.concatenate([f, dst.ravel()])
+
+    def jac(t: float, z: np.ndarray) -> Any:
+        return block_diagonal(dyn.jac_y(t, z[:n]), m + 1)
+
+    z0 = np.concatenate([y0, st0.ravel()])
+    sol = integrate(settings, "the forward sensitivities", fun, jac, (ts[0], ts[-1]), z0, t_eval=ts)
+    zs = sol.y.T
+    ys[1:] = zs[1:, :n]
+    sens[1:] = np.swapaxes(zs[1:, n:].reshape(-1, m, n), -1, -2)
+    return ys, sens
+
+
+def _linearized(dyn: Dynamics, t: float, y: np.ndarray):
+    f, (_, jy, jtheta) = dyn.host.value(*dyn.args(t, y)), dyn.host.jacobians(dyn.args(t, y))
+    return f, jy, jtheta
+
+
+def adjoint(
+    settings: Settings, dyn: Dynamics, ts: np.ndarray, ys: np.ndarray, g: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The gradient of ``Σ_i g_i · y(t_i)`` in ``y0``, ``θ`` and ``ts``, by the adjoint.
+
+    Optimise-then-discretise, interval by interval from the last output back: re-solve
+    ``y`` forward over ``[t_{i-1}, t_i]`` from the saved output ``y_{i-1}`` with dense
+    output, then integrate ``λ' = -∂f/∂yᵀ λ`` and ``μ' = -∂f/∂θᵀ λ`` backwards over it with
+    the same method (``μ`` accumulates ``θ̄``), and add ``g_{i-1}`` to ``λ`` at ``t_{i-1}``.
+    ``y`` is never integrated backwards in time, which is unstable for dissipative systems.
+
+    Output times: ``∂L/∂t_i = g_i · f(t_i, y_i)`` for ``i > 0``, and ``∂L/∂t_0 = -λ(t_0) ·
+    f(t_0, y_0)`` with ``λ(t_0)`` taken before ``g_0`` is added.
+    """
+    k, n = ys.shape
+    p = len(dyn.theta)
+    tbar, thetabar = np.zeros(k), np.zeros(p)
+    nonzero = np.flatnonzero(np.any(g != 0, axis=1))
+    if len(nonzero) == 0:
+        return np.zeros(n), thetabar, tbar
+    last = int(nonzero[-1])
+    lam = g[last].copy()
+    for i in range(last, 0, -1):
+        if i < last:
+            lam += g[i]
+        tbar[i] = g[i] @ dyn.f(ts[i], ys[i])
+        lam, dtheta = _adjoint_interval(settings, dyn, ts[i - 1], ts[i], ys[i - 1], lam)
+        thetabar += dtheta
+    tbar[0] = -lam @ dyn.f(ts[0], ys[0]) if last > 0 else 0.0
+    return lam + g[0], thetabar, tbar
+
+
+def _adjoint_interval(
+    settings: Settings,
+    dyn: Dynamics,
+    start: float,
+    end: float,
+    y_start: np.ndarray,
+    lam_end: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``λ(start)`` and ``∫ λᵀ ∂f/∂θ dt`` over ``[start, end]``, from ``λ(end)``."""
+    n, p = len(y_start), len(dyn.theta)
+    where = f"the adjoint over [{start:.8g}, {end:.8g}]"
+    trajectory = integrate(
+        settings,
+        f"re-solving y for {where}",
+        dyn.f,
+        dyn.jac_y,
+        (start, end),
+        y_start,
+        dense=True,
+    ).sol
+
+    def fun(t: float, z: np.ndarray) -> np.ndarray:
+        ybar, thetabar = dyn.vjp(t, trajectory(t), z[:n])
+        return -np.concatenate([ybar, thetabar])
+
+    def jac(t: float, z: np.ndarray) -> Any:
+        y = trajectory(t)
+        if dyn.hook is not None:  # ∂f/∂θ is not at hand: Newton's iteration does without it
+            jy = dyn.jac_y(t, y)
+            if scipy.sparse.issparse(jy):
+                return -scipy.sparse.bmat(
+                    [[jy.T, None], [None, scipy.sparse.csc_array((p, p))]], format="csc"
+                )
+            jtheta = np.zeros((n, p))
+        else:
+            jy, jtheta = dyn.jacobians(t, y)
+        top = np.concatenate([jy.T, np.zeros((n, p))], axis=1)
+        bottom = np.concatenate([jtheta.T, np.zeros((p, p))], axis=1)
+        return -np.concatenate([top, bottom])
+
+    z0 = np.concatenate([lam_end, np.zeros(p)])
+    z = integrate(settings, where, fun, jac, (end, start), z0).y[:, -1]
+    return z[:n], z[n:]
+
+
+def tangent(
+    settings: Settings,
+    dyn: Dynamics,
+    ts: np.ndarray,
+    ys: np.ndarray,
+    dy0: np.ndarray,
+    dtheta: np.ndarray,
+    dts: np.ndarray,
+) -> np.ndarray:
+    """The tangent of every output along ``(ẏ0, θ̇, ṫ)``, by the directional sensitivity
+    ``v' = ∂f/∂y v + ∂f/∂θ θ̇`` integrated with ``y`` interval by interval from the saved
+    outputs, from ``v(t_0) = ẏ0 - f(t_0, y_0) ṫ_0``; ``ẏ_i = v(t_i) + f(t_i, y_i) ṫ_i``."""
+    k, n = ys.shape
+    out = np.empty((k, n))
+    out[0] = dy0
+    if k == 1:
+        return out
+    v = dy0 - dyn.f(ts[0], ys[0]) * dts[0]
+
+    def fun(t: float, z: np.ndarray) -> np.ndarray:
+        y = z[:n]
+        return np.concatenate([dyn.f(t, y), dyn.jvp(t, y, z[n:], dtheta)])
+
+    def jac(t: float, z: np.ndarray) -> Any:
+        return block_diagonal(dyn.jac_y(t, z[:n]), 2)
+
+    for i in range(1, k):
+        where = f"the tangent over [{ts[i - 1]:.8g}, {ts[i]:.8g}]"
+        z0 = np.concatenate([ys[i - 1], v])
+        v = integrate(settings, where, fun, jac, (ts[i - 1], ts[i]), z0).y[n:, -1]
+        out[i] = v + dyn.f(ts[i], ys[i]) * dts[i]
+    return out

@@ -1,0 +1,238 @@
+"""``OdeSolve``: ``y' = f(t, y, θ)`` by ``scipy.integrate.solve_ivp`` (BDF, Radau, LSODA, ...),
+differentiable in ``y0``, ``θ`` and every output time, by the adjoint or forward sensitivities."""
+
+import re
+
+import jax
+import numpy as np
+
+import jaxbridge as jb
+
+from ._host_calls import (
+    ON_FAILURE,
+    IntegrationFailure,
+    check_choice,
+    check_positive,
+    require_finite,
+)
+from ._ode import (
+    METHODS,
+    Dynamics,
+    adjoint,
+    solve,
+    solve_with_sensitivities,
+    tangent,
+)
+
+_RHS_SIGNATURE = re.compile(r"^\(\),\((\w+)\),\((\w+)\)->\((\w+)\)$")
+
+
+def increasing_times(raw: np.ndarray) -> np.ndarray:
+    """Output times for ``jaxbridge.testing``: ``ts[0]`` in [-0.3, 0.3], then steps of
+    0.25 to 0.75 (strictly increasing, whatever the raw values in [-1, 1])."""
+    steps = 0.5 + 0.25 * raw[..., 1:]
+    return np.concatenate([0.3 * raw[..., :1], 0.3 * raw[..., :1] + np.cumsum(steps, -1)], -1)
+
+
+class OdeSolve(jb.Adapter):
+    """Solve ``dy/dt = f(t, y, θ)`` on the host with SciPy: ``ys = OdeSolve(rhs)(y0, theta, ts)``.
+
+    ``y0`` is (n,), ``theta`` (p,) and ``ts`` (k,) strictly increasing output times, the
+    first of them the initial time; ``ys`` is (k, n) with ``ys[i] = y(ts[i])`` and
+    ``ys[0] = y0``. Leading axes are batch axes (one host call per ``vmap``, looping over
+    the batch there). Gradients flow to ``y0``, ``theta`` and every ``ts[i]``, ``ts[0]``
+    included; forward mode (``jvp``, ``jacfwd``) works too, to first order.
+
+    ``rhs`` is an ``Adapter`` with signature ``"(),(n),(p)->(n)"``: its host
+    ``forward(t, y, theta)`` (float64 NumPy arrays, ``t`` 0-d) is what SciPy calls at every
+    step, and its host ``backward`` (cotangents of ``t``, ``y``, ``theta``) gives the
+    derivatives. It may define ``jacobian(self, t, y, theta)`` returning ``∂f/∂y`` (an (n, n)
+    array or ``scipy.sparse`` matrix; LSODA densifies it) for the implicit methods' Newton
+    iterations; without it they get ``∂f/∂y`` from ``n`` backward calls. If it defines a host
+    ``jvp``, the forward mode of the adjoint setting uses it.
+
+    Parameters:
+        method: any of ``solve_ivp``'s: ``"BDF"`` (the default), ``"Radau"``, ``"LSODA"``
+            for stiff problems; ``"RK45"``, ``"RK23"``, ``"DOP853"``.
+        rtol, atol: ``solve_ivp``'s tolerances, for the solve and for every derivative
+            integration alike (the adjoint and sensitivity variables included). Results and
+            derivatives are as accurate as these make them (not to rounding): a derivative
+            agrees with finite differences, or the other ``sensitivity``, to about ``rtol``
+            times the problem's conditioning. Tighten ``atol`` for components that become
+            tiny but matter relatively.
+        max_step: ``solve_ivp``'s largest step (``inf``: no limit).
+        sensitivity: ``"adjoint"`` (the default): the backward re-solves each output
+            interval from the saved outputs with dense output and integrates the adjoint
+            ``λ' = -∂f/∂yᵀ λ`` (with the quadrature of ``λᵀ ∂f/∂θ``) backwards with the
+            same method; ``y`` is never integrated backwards in time (unstable, and wrong,
+            on dissipative problems). Its cost is a few solves of size ``n + p`` per
+            gradient, whatever the number of parameters. ``"forward"``: the forward
+            integrates the sensitivities ``∂y/∂(y0, θ)`` with ``y`` (a system of size
+            ``n (n + p + 1)``, so for small ``n·p``) and saves them at the output times,
+            ``(k, n, n + p)``; the backward and the forward mode are then products with
+            them, no further solves, and exact transposes of each other.
+        on_failure: ``"raise"`` (the default): a solve that does not reach the last time
+            (SciPy's status, e.g. "Required step size is less than spacing between
+            numbers"), one that overflows, and non-finite ``y0``, ``theta`` or ``ts`` are
+            an error naming ``OdeSolve.forward`` (or ``OdeSolve.backward``, ``OdeSolve.jvp``
+            for a derivative's integrations) with SciPy's message. ``"nan"``: that batch
+            element's result, or its derivatives, are NaN instead; never a partial result.
+
+    ``ts`` that are not strictly increasing are always an error. Everything runs in float64
+    on the host; float32 inputs give float32 results.
+    """
+
+    rhs: jb.Adapter
+    method: str = "BDF"
+    rtol: float = 1e-8
+    atol: float = 1e-10
+    max_step: float = np.inf
+    sensitivity: str = "adjoint"
+    on_failure: str = "raise"
+
+    signature = "(n),(p),(k)->(k,n)"
+    domains = {"ts": increasing_times}
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rhs, jb.Adapter):
+            raise TypeError(
+                f"OdeSolve: parameter 'rhs' must be a jaxbridge.Adapter with signature "
+                f"'(),(n),(p)->(n)' (forward(t, y, theta)); got {type(self.rhs).__name__}."
+            )
+        match = _RHS_SIGNATURE.match(self.rhs.signature.replace(" ", ""))
+        if match is None or match[1] != match[3]:
+            raise ValueError(
+                f"OdeSolve: parameter 'rhs' ({type(self.rhs).__name__}) must have signature "
+                f"'(),(n),(p)->(n)' (time, state, parameters -> derivative of the state); "
+                f"got {self.rhs.signature!r}."
+            )
+        check_choice("OdeSolve", "method", self.method, METHODS)
+        check_choice("OdeSolve", "sensitivity", self.sensitivity, ("adjoint", "forward"))
+        check_choice("OdeSolve", "on_failure", self.on_failure, ON_FAILURE)
+        check_positive("OdeSolve", "rtol", self.rtol)
+        check_positive("OdeSolve", "atol", self.atol, allow_zero=True)
+        check_positive("OdeSolve", "max_step", self.max_step)
+
+    def output_specs(self, y0, theta, ts):
+        return jax.ShapeDtypeStruct((*ts.shape, *y0.shape), _result_type(y0, theta, ts))
+
+    def residual_specs(self, y0, theta, ts):
+        if self.sensitivity == "adjoint":
+            return ()
+        shape = (*ts.shape, *y0.shape, y0.shape[0] + theta.shape[0])
+        return jax.ShapeDtypeStruct(shape, _result_type(y0, theta, ts))
+
+    def forward(self, y0, theta, ts):
+        dtype = _host_type(y0, theta, ts)
+        y0, theta, ts = _checked_inputs(y0, theta, ts)
+        k, n, p = len(ts), len(y0), len(theta)
+        forward_sensitivity = self.sensitivity == "forward"
+        if k == 0:
+            empty = np.zeros((0, n), dtype), np.zeros((0, n, n + p), dtype)
+            return empty if forward_sensitivity else empty[0]
+        try:
+            require_finite("y0, theta and ts", np.concatenate([y0, theta, ts]))
+            dyn = Dynamics(self.rhs, theta, n)
+            if forward_sensitivity:
+                ys, sens = solve_with_sensitivities(self, dyn, y0, ts)
+            else:
+                ys, sens = solve(self, dyn, y0, ts), None
+        except IntegrationFailure:
+            if self.on_failure != "nan":
+                raise
+            ys, sens = np.full((k, n), np.nan), np.full((k, n, n + p), np.nan)
+        if not forward_sensitivity:
+            return ys.astype(dtype)
+        return ys.astype(dtype), np.asarray(sens, dtype)
+
+    def backward(self, res, g):
+        y0, theta, ts, ys, *saved = res
+        args = (y0, theta, ts)
+        g, ts64, ys64 = (np.asarray(a, np.float64) for a in (g, ts, ys))
+        # a failed forward (NaN results) or a NaN cotangent: NaN gradients, no solves
+        if np.isfinite(ys64).all() and np.isfinite(g).all():
+            dyn = Dynamics(self.rhs, np.asarray(theta, np.float64), ys.shape[-1])
+            try:
+                if saved:
+                    sens = np.asarray(saved[0], np.float64)
+                    cts = _sensitivity_vjp(dyn, ts64, ys64, sens, g)
+                else:
+                    cts = adjoint(self, dyn, ts64, ys64, g)
+            except IntegrationFailure:
+                if self.on_failure != "nan":
+                    raise
+                cts = _nans(args)
+        else:
+            cts = _nans(args)
+        return tuple(np.asarray(c, _cotangent_type(a)) for c, a in zip(cts, args))
+
+    def jvp(self, res, tangents):
+        y0, theta, ts, ys, *saved = res
+        if all(t is None for t in tangents):
+            return None
+        dy0, dtheta, dts = (
+            np.zeros(a.shape) if t is None else np.asarray(t, np.float64)
+            for t, a in zip(tangents, (y0, theta, ts))
+        )
+        ts64, ys64 = np.asarray(ts, np.float64), np.asarray(ys, np.float64)
+        if not (np.isfinite(ys64).all() and np.isfinite(np.concatenate([dy0, dtheta, dts])).all()):
+            return np.full(ys.shape, np.nan, ys.dtype)
+        dyn = Dynamics(self.rhs, np.asarray(theta, np.float64), ys.shape[-1])
+        try:
+            if saved:
+                sens = np.asarray(saved[0], np.float64)
+                out = _sensitivity_jvp(dyn, ts64, ys64, sens, dy0, dtheta, dts)
+            else:
+                out = tangent(self, dyn, ts64, ys64, dy0, dtheta, dts)
+        except IntegrationFailure:
+            if self.on_failure != "nan":
+                raise
+            out = np.full(ys.shape, np.nan)
+        return out.astype(ys.dtype)
+
+
+def _nans(arrays):
+    return tuple(np.full(a.shape, np.nan) for a in arrays)
+
+
+def _sensitivity_vjp(dyn, ts, ys, sens, g):
+    """The gradient from the saved sensitivities ``S_i = ∂y_i/∂(y0, θ)``."""
+    n = ys.shape[1]
+    fs = np.stack([dyn.f(t, y) for t, y in zip(ts, ys)])
+    pulled = np.einsum("kn,knm->m", g, sens)  # Σ_i S_iᵀ g_i
+    ybar, thetabar = pulled[:n], pulled[n:]
+    tbar = np.einsum("kn,kn->k", g, fs)
+    tbar[0] -= ybar @ fs[0]  # moving t0 moves the whole trajectory: ∂y_i/∂t0 = -S_y,i f_0
+    return ybar, thetabar, tbar
+
+
+def _sensitivity_jvp(dyn, ts, ys, sens, dy0, dtheta, dts):
+    """The tangent from the saved sensitivities: ``S_y,i (ẏ0 - f_0 ṫ0) + S_θ,i θ̇ + f_i ṫ_i``."""
+    fs = np.stack([dyn.f(t, y) for t, y in zip(ts, ys)])
+    direction = np.concatenate([dy0 - fs[0] * dts[0], dtheta])
+    return np.einsum("knm,m->kn", sens, direction) + fs * dts[:, None]
+
+
+def _checked_inputs(y0, theta, ts):
+    if ts.size and not np.all(np.diff(np.asarray(ts, np.float64)) > 0):
+        bad = int(np.flatnonzero(~(np.diff(np.asarray(ts, np.float64)) > 0))[0])
+        raise ValueError(
+            f"OdeSolve: argument 'ts' must be strictly increasing (the first entry is the "
+            f"initial time); ts[{bad}] = {ts[bad]!r} is followed by ts[{bad + 1}] = "
+            f"{ts[bad + 1]!r}."
+        )
+    return (np.asarray(a, np.float64) for a in (y0, theta, ts))
+
+
+def _result_type(*specs):
+    floating = [s.dtype for s in specs if jax.numpy.issubdtype(s.dtype, np.floating)]
+    return jax.numpy.result_type(*floating) if floating else jax.numpy.result_type(float)
+
+
+def _host_type(*arrays: np.ndarray) -> np.dtype:
+    floating = [a.dtype for a in arrays if np.issubdtype(a.dtype, np.floating)]
+    return np.result_type(*floating) if floating else np.dtype(np.float64)
+
+
+def _cotangent_type(a: np.ndarray) -> np.dtype:
+    return a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float64)
