@@ -190,10 +190,11 @@ def test_adjoint_solve_reads_only_the_saved_factors():
     handed a NaN ``a`` and factors of another matrix, it solves with those factors."""
     with jax.enable_x64(True):
         other, b = CASES[0].args(seed=5)
-        lu, piv = scipy.linalg.lu_factor(np.asarray(other))
+        # saved as LinearSolve saves them: the factors of aᵀ, transposed
+        lu, piv = scipy.linalg.lu_factor(np.asarray(other).T)
         nan_a = jnp.full((4, 4), jnp.nan)
         for trans in (False, True):
-            got = _LUSolve(trans=trans)(nan_a, lu, piv.astype(np.int32), b)
+            got = _LUSolve(trans=trans)(nan_a, lu.T, piv.astype(np.int32), b)
             assert_close(got, jnp.linalg.solve(other.T if trans else other, b))
 
 
@@ -247,9 +248,9 @@ def test_sparse_duplicates_are_summed():
 SINGULAR = [
     ("linear", LinearSolve, lambda: (jnp.ones((3, 3)), jnp.ones(3)), "matrix 'a' is singular"),
     (
-        "linear-rcond",  # singular in exact arithmetic, a rounding-sized pivot in floating point
+        "linear-rcond",  # a pivot of one float32 ulp: rcond ~ eps / 4, not exactly singular
         LinearSolve,
-        lambda: (jnp.arange(9.0).reshape(3, 3) / 7, jnp.ones(3)),
+        lambda: (jnp.array([[1, 1, 0], [1, 1 + 2**-23, 0], [0, 0, 1]]), jnp.ones(3)),
         "singular to working precision",
     ),
     (

@@ -70,8 +70,8 @@ class LinearSolve(jb.Adapter):
         return jax.ShapeDtypeStruct(b.shape, float_dtype(a, b))
 
     def residual_specs(self, a, b):
-        # the factors (LU or Cholesky) and LU's pivots; or, for a batch of small matrices,
-        # the inverses, marked by pivots of -1
+        # the factors (aᵀ's LU or the Cholesky factor, transposed) and LU's pivots; or, for
+        # a batch of small matrices, the inverses, marked by pivots of -1
         factors = jax.ShapeDtypeStruct(a.shape, float_dtype(a, b))
         return factors, jax.ShapeDtypeStruct(a.shape[:1], np.int32)
 
@@ -114,7 +114,8 @@ class LinearSolve(jb.Adapter):
 
 
 class _LUSolve(jb.Adapter):
-    """``a x = b`` (or ``aᵀ x = b`` if ``trans``) from ``a``'s saved LU factors.
+    """``a x = b`` (or ``aᵀ x = b`` if ``trans``) from ``a``'s saved LU factors: those of
+    ``aᵀ``, transposed (see ``_lu``), with LAPACK's pivots.
 
     ``a`` is not read on the host: it is an argument so that the derivative with respect
     to it flows here (the factors count as constants).
@@ -132,8 +133,9 @@ class _LUSolve(jb.Adapter):
         def solve(lu, piv, stack):
             if piv[0] == _INVERSE:
                 return (apply_inverse(lu, stack, self.trans),)
+            # the saved factors are aᵀ's, transposed (see _lu): a x = b is their trans=1
             xs = scipy.linalg.lu_solve(
-                (lu, piv), stack.T, trans=int(self.trans), check_finite=False
+                (lu.T, piv), stack.T, trans=0 if self.trans else 1, check_finite=False
             )
             return (xs.T,)
 
@@ -165,6 +167,7 @@ class _CholeskySolve(jb.Adapter):
         def solve(c, kind, stack):
             if kind[0] == _INVERSE:
                 return (apply_inverse(c, stack, False),)
+            c = c.T  # saved transposed (see _cholesky)
             return (scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T,)
 
         return solve_per_matrix([c, kind], [2, 1], b, 1, solve, np.result_type(c, b), ())[0]
@@ -198,28 +201,34 @@ def _rhs(tangents, x, transposed=False, symmetric=False):
 def _lu(a, stack, dtype):
     a = np.asarray(a, dtype)
     require_finite("matrix 'a'", a)
-    getrf, gecon, lange = scipy.linalg.get_lapack_funcs(("getrf", "gecon", "lange"), (a,))
-    lu, piv, info = getrf(a)  # LAPACK directly: lu_factor only warns on a zero pivot
+    # XLA's buffers are row-major and LAPACK's column-major: factorize aᵀ, whose
+    # column-major form is a's own memory, and save its factors transposed, so no n² array is
+    # ever copied with a transpose (here, in the bridge, or in the backward's solves)
+    at = a.T
+    getrf, gecon, lange = scipy.linalg.get_lapack_funcs(("getrf", "gecon", "lange"), (at,))
+    lu, piv, info = getrf(at)  # LAPACK directly: lu_factor only warns on a zero pivot
     if info > 0:
-        raise failure(f"matrix 'a' is singular (exactly zero pivot in column {info} of its LU)")
-    _check_condition(gecon(lu, lange("1", a), norm="1")[0], dtype)
-    return scipy.linalg.lu_solve((lu, piv), stack.T, check_finite=False).T, lu, piv
+        raise failure(f"matrix 'a' is singular (exactly zero pivot at step {info} of its LU)")
+    # aᵀ's reciprocal condition number in the ∞-norm is a's in the 1-norm
+    _check_condition(gecon(lu, lange("I", at), norm="I")[0], dtype)
+    x = scipy.linalg.lu_solve((lu, piv), stack.T, trans=1, check_finite=False).T
+    return x, lu.T, piv
 
 
 def _cholesky(a, stack, dtype):
     a = np.asarray(a, dtype)
     require_finite("matrix 'a'", a)
-    a = (a + a.T) / 2
-    potrf, pocon, lange = scipy.linalg.get_lapack_funcs(("potrf", "pocon", "lange"), (a,))
-    c, info = potrf(a, lower=False, clean=True)
+    s = ((a + a.T) / 2).T  # symmetric: its column-major view is itself (see _lu)
+    potrf, pocon, lange = scipy.linalg.get_lapack_funcs(("potrf", "pocon", "lange"), (s,))
+    c, info = potrf(s, lower=False, clean=True)
     if info > 0:
         raise failure(
             f"matrix 'a' is not positive definite (its leading minor of order {info} is not "
             "positive), as assume_a='pos' requires"
         )
-    _check_condition(pocon(c, lange("1", a), uplo="U")[0], dtype)
+    _check_condition(pocon(c, lange("1", s), uplo="U")[0], dtype)
     x = scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T
-    return x, c, np.zeros(a.shape[:1], np.int32)
+    return x, c.T, np.zeros(a.shape[:1], np.int32)  # saved transposed, as in _lu
 
 
 def _check_condition(rcond: float, dtype: np.dtype) -> None:
