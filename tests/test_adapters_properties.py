@@ -6,6 +6,8 @@ The Hypothesis profile (``quick`` by default, ``thorough`` on demand) is set in 
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -90,17 +92,31 @@ def _id(case: Case) -> str:
     return f"{name}-{case.adapter.assume_a}" if isinstance(case.adapter, LinearSolve) else name
 
 
+def _exported_adapters():
+    """``(where, class)`` for every adapter that ``jaxbridge.adapters`` or one of its
+    subpackages (``linalg``, ``special``, ...) exports, as a class or as a ready instance."""
+    packages = [jaxbridge.adapters] + [
+        importlib.import_module(f"jaxbridge.adapters.{module.name}")
+        for module in pkgutil.iter_modules(jaxbridge.adapters.__path__)
+        if module.ispkg
+    ]
+    for package in packages:
+        for name in getattr(package, "__all__", ()):
+            value = getattr(package, name)
+            cls = value if isinstance(value, type) else type(value)
+            if issubclass(cls, jb.Adapter):
+                yield f"{package.__name__}.{name}", cls
+
+
 def test_every_exported_adapter_is_listed():
     missing = [
-        name
-        for name in jaxbridge.adapters.__all__
-        if isinstance(cls := getattr(jaxbridge.adapters, name), type)
-        and issubclass(cls, jb.Adapter)
-        and not any(isinstance(case.adapter, cls) for case in CASES)
+        where
+        for where, cls in _exported_adapters()
+        if not any(isinstance(case.adapter, cls) for case in CASES)
     ]
     assert not missing, (
-        f"jaxbridge.adapters exports {missing}, which {__name__}.CASES does not list: add an "
-        "instance of each (with the sizes of any dimensions its parameters fix)."
+        f"{missing} are exported but {__name__}.CASES does not list them: add an instance of "
+        "each (with the sizes of any dimensions its parameters fix)."
     )
 
 
