@@ -1,1 +1,58 @@
-"""``scipy.special`` as adapters: the functions JAX lacks, differentiable."""
+"""``scipy.special`` as adapters: the functions JAX lacks, differentiable.
+
+Ready to call with SciPy's names and argument order, elementwise with broadcasting:
+
+- ``jv``, ``yv``, ``iv``, ``ive`` (``v``, ``x``): Bessel functions of real order,
+  differentiable in ``x`` to every order; in ``v`` a ``TypeError``.
+- ``kv``, ``kve`` (``v``, ``x``): differentiable in ``v`` and ``x`` to every order, exactly
+  (``KvOrderDerivative`` holds the derivatives in ``v``).
+- ``gammaincinv`` (``a``, ``p``), ``betaincinv`` (``a``, ``b``, ``y``): differentiable in
+  the probability to every order; in the shape parameters a ``TypeError``.
+- ``lambertw`` (``x``): the principal branch, real, to every order.
+
+Outside the real domain the result is NaN, as SciPy's real functions give; a complex number
+is never returned. The classes (``Jv``, ``Kv``, ...) are the adapters the instances are made
+of.
+"""
+
+from .bessel import Iv as Iv
+from .bessel import Ive as Ive
+from .bessel import Jv as Jv
+from .bessel import Yv as Yv
+from .bessel import iv as iv
+from .bessel import ive as ive
+from .bessel import jv as jv
+from .bessel import yv as yv
+from .bessel_k import Kv as Kv
+from .bessel_k import Kve as Kve
+from .bessel_k import KvOrderDerivative as KvOrderDerivative
+from .bessel_k import kv as kv
+from .bessel_k import kve as kve
+from .lambertw import LambertW as LambertW
+from .lambertw import lambertw as lambertw
+from .quantiles import Betaincinv as Betaincinv
+from .quantiles import Gammaincinv as Gammaincinv
+from .quantiles import betaincinv as betaincinv
+from .quantiles import gammaincinv as gammaincinv
+
+__all__ = [
+    "Betaincinv",
+    "Gammaincinv",
+    "Iv",
+    "Ive",
+    "Jv",
+    "Kv",
+    "Kve",
+    "KvOrderDerivative",
+    "LambertW",
+    "Yv",
+    "betaincinv",
+    "gammaincinv",
+    "iv",
+    "ive",
+    "jv",
+    "kv",
+    "kve",
+    "lambertw",
+    "yv",
+]
