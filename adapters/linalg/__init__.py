@@ -1,8 +1,40 @@
-"""``scipy.linalg`` as adapters: linear solvers whose rules reuse the forward's factors."""
+"""``scipy.linalg`` as adapters: linear solvers whose rules reuse the forward's factors, and
+matrix functions and matrix equations whose rules are other bridged calls.
 
+Ready to call, with SciPy's names and argument order: ``sqrtm(a)``, ``logm(a)``,
+``solve_continuous_are(a, b, q, r)``, ``solve_discrete_are(a, b, q, r)``,
+``solve_discrete_lyapunov(a, q)``; the classes behind them take parameters
+(``MatrixSqrt(on_failure="nan")``).
+"""
+
+from .continuous_riccati_solve import ContinuousRiccatiSolve as ContinuousRiccatiSolve
+from .continuous_riccati_solve import solve_continuous_are as solve_continuous_are
+from .discrete_lyapunov_solve import DiscreteLyapunovSolve as DiscreteLyapunovSolve
+from .discrete_lyapunov_solve import solve_discrete_lyapunov as solve_discrete_lyapunov
+from .discrete_riccati_solve import DiscreteRiccatiSolve as DiscreteRiccatiSolve
+from .discrete_riccati_solve import solve_discrete_are as solve_discrete_are
 from .linear_solve import LinearSolve as LinearSolve
 from .lyapunov_solve import LyapunovSolve as LyapunovSolve
+from .matrix_log import MatrixLog as MatrixLog
+from .matrix_log import logm as logm
+from .matrix_sqrt import MatrixSqrt as MatrixSqrt
+from .matrix_sqrt import sqrtm as sqrtm
 from .sparse_solve import SparseSolve as SparseSolve
 from .sylvester_solve import SylvesterSolve as SylvesterSolve
 
-__all__ = ["LinearSolve", "LyapunovSolve", "SparseSolve", "SylvesterSolve"]
+__all__ = [
+    "ContinuousRiccatiSolve",
+    "DiscreteLyapunovSolve",
+    "DiscreteRiccatiSolve",
+    "LinearSolve",
+    "LyapunovSolve",
+    "MatrixLog",
+    "MatrixSqrt",
+    "SparseSolve",
+    "SylvesterSolve",
+    "logm",
+    "solve_continuous_are",
+    "solve_discrete_are",
+    "solve_discrete_lyapunov",
+    "sqrtm",
+]

@@ -1,0 +1,94 @@
+"""What the matrix-function adapters share: the check that a real matrix has a real principal
+value, the domain their tests draw from, and the block form of a Fréchet derivative."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._solving import failure, require_finite
+
+
+def principal(
+    function: str, compute: Callable[[np.ndarray], Any], a: np.ndarray, on_failure: str
+) -> np.ndarray:
+    """``compute(a)`` for one real (n, n) matrix, computed in float64, refused unless real.
+
+    A real matrix has a real principal square root or logarithm exactly when no eigenvalue
+    lies on the closed negative real axis (0 included): there SciPy returns a complex
+    result, or one with no derivative. Such a matrix is an error naming ``function`` (NaN
+    with ``on_failure="nan"``), as is a complex result SciPy returns for any other reason.
+    """
+    a = np.asarray(a, np.float64)
+    try:
+        require_finite("matrix 'a'", a)
+        if a.size == 0:
+            return a.copy()
+        eigenvalues = np.linalg.eigvals(a)
+        # LAPACK returns an eigenvalue of a real matrix with imaginary part exactly 0 when
+        # it is real; a complex pair, however close to the axis, has a real principal value
+        on_axis = eigenvalues[(eigenvalues.imag == 0) & (eigenvalues.real <= 0)]
+        if on_axis.size:
+            raise failure(
+                f"{function}: matrix 'a' has the eigenvalue {on_axis.real.min():.6g} on the "
+                f"closed negative real axis, so it has no real principal {_WHAT[function]}"
+            )
+        with warnings.catch_warnings():
+            # logm warns when its own error estimate is above 1000 eps; the result stands
+            warnings.simplefilter("ignore", RuntimeWarning)
+            value: Any = np.asarray(compute(a))
+        if np.iscomplexobj(value):
+            scale = max(float(np.abs(value).max()), 1.0)
+            if float(np.abs(value.imag).max()) > 100 * np.finfo(np.float64).eps * scale:
+                raise failure(
+                    f"{function}: SciPy returned a complex result for matrix 'a'; no real "
+                    f"principal {_WHAT[function]} was found"
+                )
+            value = value.real
+        if not np.isfinite(value).all():
+            raise failure(f"{function}: SciPy returned non-finite entries for matrix 'a'")
+        return value
+    except np.linalg.LinAlgError:
+        if on_failure != "nan":
+            raise
+        return np.full(a.shape, np.nan)
+
+
+_WHAT = {"sqrtm": "square root", "logm": "logarithm"}
+
+
+def positive_spectrum(raw: np.ndarray) -> np.ndarray:
+    """A matrix whose eigenvalues lie in the disc of radius 1/2 about 1 (``I + m`` with
+    ``||m||₂ <= 1/2``), far from the negative real axis: a domain for ``sqrtm`` and ``logm``.
+    Nonsymmetric, so complex eigenvalue pairs are drawn too."""
+    n = raw.shape[-1]
+    norm = np.linalg.norm(raw, ord=2, axis=(-2, -1))[..., None, None]
+    return np.eye(n) + 0.5 * raw / np.maximum(1.0, norm)
+
+
+def frechet_block(function: Callable[[jax.Array], jax.Array], a: jax.Array, e: jax.Array):
+    """The Fréchet derivative ``L(a, e)`` of a primary matrix function, as the upper-right
+    block of ``function([[a, e], [0, a]])`` (Higham, Functions of Matrices, Thm 3.6).
+
+    ``e`` is first scaled by a power of 2 to the size of ``a`` (exact, and undone after):
+    the block's rounding errors are relative to the whole block, so a tiny ``e`` would
+    otherwise lose digits. The scale is a constant for differentiation: ``L`` is linear in
+    ``e``.
+    """
+    batch = jnp.broadcast_shapes(a.shape[:-2], e.shape[:-2])
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    e = jnp.broadcast_to(e, batch + e.shape[-2:])
+    n = a.shape[-1]
+    size_a = jnp.max(jnp.abs(a), axis=(-2, -1), keepdims=True)
+    size_e = jnp.max(jnp.abs(e), axis=(-2, -1), keepdims=True)
+    scale = jnp.exp2(jnp.round(jnp.log2(jnp.where(size_e > 0, size_a / size_e, 1.0))))
+    scale = jax.lax.stop_gradient(jnp.where(jnp.isfinite(scale) & (scale > 0), scale, 1.0))
+    top = jnp.concatenate([a, e * scale], axis=-1)
+    bottom = jnp.concatenate([jnp.zeros_like(a), a], axis=-1)
+    block = function(jnp.concatenate([top, bottom], axis=-2))
+    return block[..., :n, n:] / scale

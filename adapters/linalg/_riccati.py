@@ -1,0 +1,82 @@
+"""What the Riccati adapters share: the symmetric reading of ``q`` and ``r``, SciPy's solve
+with its failures made clear, and the domains their tests draw from."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._solving import failure, require_finite
+
+
+def sym(m):
+    """``(m + mᵀ) / 2`` for NumPy or JAX arrays, batched."""
+    return (m + m.swapaxes(-1, -2)) / 2
+
+
+def solve_are(
+    function: str,
+    solve: Callable[..., np.ndarray],
+    closed_loop: Callable[..., np.ndarray],
+    stable: Callable[[np.ndarray], bool],
+    a: np.ndarray,
+    b: np.ndarray,
+    q: np.ndarray,
+    r: np.ndarray,
+    on_failure: str,
+) -> np.ndarray:
+    """The stabilising solution of a Riccati equation, in float64, or a clear error.
+
+    ``q`` and ``r`` are read as their symmetric parts. SciPy's own failures become errors
+    that start with ``function`` and keep SciPy's message; a solution whose closed loop
+    ``closed_loop(a, b, r, x)`` is not ``stable`` (SciPy can return one when no stabilising
+    solution exists) is refused too. With ``on_failure="nan"`` each gives NaN instead.
+    """
+    a, b, q, r = (np.asarray(m, np.float64) for m in (a, b, q, r))
+    try:
+        for name, m in (("a", a), ("b", b), ("q", q), ("r", r)):
+            require_finite(f"matrix '{name}'", m)
+        if a.size == 0:
+            return a.copy()
+        try:
+            x = sym(solve(a, b, sym(q), sym(r)))
+        except np.linalg.LinAlgError as error:
+            raise failure(f"{function}: SciPy found no solution ({error})") from None
+        if not (np.isfinite(x).all() and stable(closed_loop(a, b, sym(r), x))):
+            raise failure(
+                f"{function}: the equation has no stabilising solution (the closed loop of "
+                "SciPy's solution is not stable; is (a, b) stabilisable and (a, q) "
+                "detectable?)"
+            )
+        return x
+    except np.linalg.LinAlgError:
+        if on_failure != "nan":
+            raise
+        return np.full(a.shape, np.nan)
+
+
+def hurwitz(raw: np.ndarray) -> np.ndarray:
+    """A matrix whose eigenvalues have real parts at most -1/2 (what the ``"stable"`` kind
+    draws), so that any ``b`` makes ``(a, b)`` stabilisable: a domain for the continuous
+    equation. A callable rather than ``"stable"``, which would also refuse the unstable
+    (but stabilisable) systems that the equation is most often solved for."""
+    n = raw.shape[-1]
+    norm = np.linalg.norm(raw, ord=2, axis=(-2, -1))[..., None, None]
+    m = 0.5 * raw / np.maximum(1.0, norm)
+    mt = np.swapaxes(m, -1, -2)
+    return (m - mt) - (np.eye(n) / 2 + 2 * (m @ mt))
+
+
+def contraction(raw: np.ndarray) -> np.ndarray:
+    """A matrix of spectral norm at most 4/5, so of spectral radius below 1 (Schur stable):
+    a domain for the discrete equations."""
+    norm = np.linalg.norm(raw, ord=2, axis=(-2, -1))[..., None, None]
+    return 0.8 * raw / np.maximum(1.0, norm)
+
+
+def gain_solve(m: jax.Array, rhs: jax.Array) -> jax.Array:
+    """``m⁻¹ rhs`` for the symmetric positive definite ``m`` of a gain, batched, in JAX."""
+    return jnp.linalg.solve(sym(m), rhs)

@@ -1,0 +1,106 @@
+"""``ContinuousRiccatiSolve`` (``solve_continuous_are``): the stabilising solution of the
+continuous algebraic Riccati equation; its rules are one Lyapunov solve each."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.linalg
+
+import jaxbridge as jb
+
+from ._riccati import gain_solve, hurwitz, solve_are, sym
+from ._solving import ON_FAILURE, check_choice, float_dtype
+from .lyapunov_solve import LyapunovSolve
+
+
+class ContinuousRiccatiSolve(jb.Adapter):
+    """The stabilising solution ``x`` of ``aᵀx + xa - x b r⁻¹ bᵀ x + q = 0``, as
+    ``scipy.linalg.solve_continuous_are``: ``x = solve_continuous_are(a, b, q, r)``.
+
+    ``a`` and ``q`` are (n, n), ``b`` (n, m), ``r`` (m, m), all real; leading axes are
+    batch axes. ``q`` and ``r`` are read as their symmetric parts (so their gradients are
+    symmetric); ``r`` must be positive definite, ``(a, b)`` stabilisable and ``(a, q)``
+    detectable. SciPy computes in float64 (the generalized Schur method on the Hamiltonian
+    pencil); ``x`` is symmetric, takes the inputs' dtype, and its closed loop ``a - b k``
+    (``k = r⁻¹ bᵀ x``) is checked to be stable.
+
+    Derivatives: with the closed loop ``c = a - b k``, the tangent solves
+    ``cᵀ ẋ + ẋ c = -(ȧᵀ x + x ȧ - x ḃ k - kᵀ ḃᵀ x + kᵀ ṙ k + q̇)`` and the cotangent
+    ``c s + s cᵀ = -sym(ḡ)``, then ``q̄ = s``, ``ā = 2 x s``, ``b̄ = -2 x s kᵀ``,
+    ``r̄ = k s kᵀ``: one ``LyapunovSolve`` each, so derivatives of every order work in both
+    modes.
+
+    Parameters:
+        on_failure: ``"raise"`` (the default): no stabilising solution, SciPy failing, or
+            non-finite inputs are an error (with SciPy's message where it gave one).
+            ``"nan"``: that equation's ``x`` is NaN instead.
+    """
+
+    on_failure: str = "raise"
+
+    signature = "(n,n),(n,m),(n,n),(m,m)->(n,n)"
+    domains = {"a": hurwitz, "q": "spd", "r": "spd"}  # a stable: any b will do
+
+    def __post_init__(self) -> None:
+        check_choice("ContinuousRiccatiSolve", "on_failure", self.on_failure, ON_FAILURE)
+
+    def output_specs(self, a, b, q, r):
+        return jax.ShapeDtypeStruct(a.shape, float_dtype(a, b, q, r))
+
+    def forward(self, a, b, q, r):
+        dtype = np.result_type(a, b, q, r, np.float32)
+        x = solve_are(
+            "solve_continuous_are",
+            scipy.linalg.solve_continuous_are,
+            _closed_loop,
+            lambda c: bool(np.linalg.eigvals(c).real.max() < 0),
+            a,
+            b,
+            q,
+            r,
+            self.on_failure,
+        )
+        return x.astype(dtype)
+
+    def pushforward(self, res, tangents):
+        a, b, _, r, x = res
+        da, db, dq, dr = tangents
+        k = gain_solve(r, _t(b) @ x)
+        terms = []
+        if da is not None:
+            terms.append(_t(da) @ x + x @ da)
+        if db is not None:
+            xbk = x @ db @ k
+            terms.append(-(xbk + _t(xbk)))
+        if dr is not None:
+            terms.append(_t(k) @ sym(dr) @ k)
+        if dq is not None:
+            terms.append(sym(dq))
+        if not terms:
+            return None
+        rhs = sum(terms[1:], terms[0])
+        return LyapunovSolve(on_failure=self.on_failure)(_t(_closed(a, b, k)), -rhs)
+
+    def pullback(self, res, g):
+        a, b, _, r, x = res
+        k = gain_solve(r, _t(b) @ x)
+        s = LyapunovSolve(on_failure=self.on_failure)(_closed(a, b, k), -sym(g))
+        xs = x @ s
+        return 2 * xs, -2 * xs @ _t(k), s, k @ s @ _t(k)
+
+
+def _closed(a, b, k):
+    return a - b @ k
+
+
+def _closed_loop(a, b, r, x):
+    return a - b @ np.linalg.solve(r, b.T @ x)
+
+
+def _t(m: jax.Array) -> jax.Array:
+    return jnp.swapaxes(m, -1, -2)
+
+
+solve_continuous_are = ContinuousRiccatiSolve()
+"""``scipy.linalg.solve_continuous_are`` as a ready adapter: ``solve_continuous_are(a, b, q,
+r)``."""

@@ -1,0 +1,92 @@
+"""``DiscreteLyapunovSolve`` (``solve_discrete_lyapunov``): ``x = a x aᵀ + q``; its rules are
+the same equation again, with ``a`` or ``aᵀ``."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.linalg
+
+import jaxbridge as jb
+
+from ._riccati import contraction
+from ._solving import ON_FAILURE, check_choice, failure, float_dtype, require_finite
+
+
+class DiscreteLyapunovSolve(jb.Adapter):
+    """Solve the discrete Lyapunov (Stein) equation ``x = a x aᵀ + q``, as
+    ``scipy.linalg.solve_discrete_lyapunov``: ``x = solve_discrete_lyapunov(a, q)``.
+
+    ``a``, ``q`` and ``x`` are (n, n) and real; leading axes are batch axes. SciPy computes
+    in float64 (a Kronecker-product solve below n = 10, the bilinear transformation to a
+    continuous equation above); the result takes the inputs' dtype. The equation has one
+    solution unless two eigenvalues of ``a`` have product 1; for a stable ``a`` (spectral
+    radius below 1) and ``q`` positive semidefinite, ``x`` is the controllability Gramian.
+    ``q`` need not be symmetric.
+
+    Derivatives: the tangent solves ``ẋ = a ẋ aᵀ + q̇ + ȧ x aᵀ + a x ȧᵀ`` and the cotangent
+    ``s = aᵀ s a + ḡ`` (then ``q̄ = s``, ``ā = s a xᵀ + sᵀ a x``): this adapter again, so
+    derivatives of every order work in both modes; ``jax.linear_transpose`` works in ``q``.
+
+    Parameters:
+        on_failure: ``"raise"`` (the default): a singular equation (two eigenvalues of
+            ``a`` with product within rounding of 1) or non-finite ``a`` is an error.
+            ``"nan"``: that equation's ``x`` is NaN instead.
+    """
+
+    on_failure: str = "raise"
+
+    signature = "(n,n),(n,n)->(n,n)"
+    domains = {"a": contraction}  # spectral radius below 1: no eigenvalue product is 1
+    linear_in = ("q",)
+
+    def __post_init__(self) -> None:
+        check_choice("DiscreteLyapunovSolve", "on_failure", self.on_failure, ON_FAILURE)
+
+    def output_specs(self, a, q):
+        return jax.ShapeDtypeStruct(q.shape, float_dtype(a, q))
+
+    def forward(self, a, q):
+        dtype = np.result_type(a, q, np.float32)
+        a, q = np.asarray(a, np.float64), np.asarray(q, np.float64)
+        try:
+            require_finite("matrix 'a'", a)
+            _check_solvable(a)
+            x = scipy.linalg.solve_discrete_lyapunov(a, q) if a.size else q.copy()
+        except np.linalg.LinAlgError:
+            if self.on_failure != "nan":
+                raise
+            x = np.full(q.shape, np.nan)
+        return x.astype(dtype)
+
+    def pushforward(self, res, tangents):
+        a, _, x = res
+        da, dq = tangents
+        if da is None:
+            return self(a, dq)
+        rhs = da @ x @ _t(a) + a @ x @ _t(da)
+        return self(a, rhs if dq is None else rhs + dq)
+
+    def pullback(self, res, g):
+        a, _, x = res
+        s = self(_t(a), g)
+        return s @ a @ _t(x) + _t(s) @ a @ x, s
+
+
+def _check_solvable(a: np.ndarray) -> None:
+    eigenvalues = np.linalg.eigvals(a)
+    products = eigenvalues[:, None] * eigenvalues[None, :]
+    gap = float(np.abs(1 - products).min()) if a.size else 1.0
+    if gap <= 100 * a.shape[0] * np.finfo(np.float64).eps * max(1.0, float(np.abs(products).max())):
+        raise failure(
+            "solve_discrete_lyapunov: the equation x = a x aᵀ + q is singular: two eigenvalues "
+            f"of 'a' have product 1 (to working precision; |1 - λi λj| = {gap:.1e})"
+        )
+
+
+def _t(m: jax.Array) -> jax.Array:
+    return jnp.swapaxes(m, -1, -2)
+
+
+solve_discrete_lyapunov = DiscreteLyapunovSolve()
+"""``scipy.linalg.solve_discrete_lyapunov`` as a ready adapter: ``solve_discrete_lyapunov(a,
+q)``."""

@@ -1,0 +1,111 @@
+"""``DiscreteRiccatiSolve`` (``solve_discrete_are``): the stabilising solution of the discrete
+algebraic Riccati equation; its rules are one discrete Lyapunov solve each."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.linalg
+
+import jaxbridge as jb
+
+from ._riccati import contraction, gain_solve, solve_are, sym
+from ._solving import ON_FAILURE, check_choice, float_dtype
+from .discrete_lyapunov_solve import DiscreteLyapunovSolve
+
+
+class DiscreteRiccatiSolve(jb.Adapter):
+    """The stabilising solution ``x`` of
+    ``x = aᵀ x a - aᵀ x b (r + bᵀ x b)⁻¹ bᵀ x a + q``, as ``scipy.linalg.solve_discrete_are``:
+    ``x = solve_discrete_are(a, b, q, r)``.
+
+    ``a`` and ``q`` are (n, n), ``b`` (n, m), ``r`` (m, m), all real; leading axes are
+    batch axes. ``q`` and ``r`` are read as their symmetric parts (so their gradients are
+    symmetric); ``r`` must be positive definite, ``(a, b)`` stabilisable and ``(a, q)``
+    detectable. SciPy computes in float64 (the generalized Schur method on the symplectic
+    pencil); ``x`` is symmetric, takes the inputs' dtype, and its closed loop ``a - b k``
+    (``k = (r + bᵀ x b)⁻¹ bᵀ x a``) is checked to have spectral radius below 1.
+
+    Derivatives: with the closed loop ``c = a - b k``, the tangent solves
+    ``ẋ = cᵀ ẋ c + ȧᵀ x c + cᵀ x ȧ - cᵀ x ḃ k - kᵀ ḃᵀ x c + kᵀ ṙ k + q̇`` and the cotangent
+    ``s = c s cᵀ + sym(ḡ)``, then ``q̄ = s``, ``ā = 2 x c s``, ``b̄ = -2 x c s kᵀ``,
+    ``r̄ = k s kᵀ``: one ``DiscreteLyapunovSolve`` each, so derivatives of every order work
+    in both modes.
+
+    Parameters:
+        on_failure: ``"raise"`` (the default): no stabilising solution, SciPy failing, or
+            non-finite inputs are an error (with SciPy's message where it gave one).
+            ``"nan"``: that equation's ``x`` is NaN instead.
+    """
+
+    on_failure: str = "raise"
+
+    signature = "(n,n),(n,m),(n,n),(m,m)->(n,n)"
+    domains = {"a": contraction, "q": "spd", "r": "spd"}  # a Schur stable: any b will do
+
+    def __post_init__(self) -> None:
+        check_choice("DiscreteRiccatiSolve", "on_failure", self.on_failure, ON_FAILURE)
+
+    def output_specs(self, a, b, q, r):
+        return jax.ShapeDtypeStruct(a.shape, float_dtype(a, b, q, r))
+
+    def forward(self, a, b, q, r):
+        dtype = np.result_type(a, b, q, r, np.float32)
+        x = solve_are(
+            "solve_discrete_are",
+            scipy.linalg.solve_discrete_are,
+            _closed_loop,
+            lambda c: bool(np.abs(np.linalg.eigvals(c)).max() < 1),
+            a,
+            b,
+            q,
+            r,
+            self.on_failure,
+        )
+        return x.astype(dtype)
+
+    def pushforward(self, res, tangents):
+        a, b, _, r, x = res
+        da, db, dq, dr = tangents
+        k = _gain(a, b, r, x)
+        c = a - b @ k
+        terms = []
+        if da is not None:
+            xda = _t(c) @ x @ da
+            terms.append(xda + _t(xda))
+        if db is not None:
+            xdb = _t(c) @ x @ db @ k
+            terms.append(-(xdb + _t(xdb)))
+        if dr is not None:
+            terms.append(_t(k) @ sym(dr) @ k)
+        if dq is not None:
+            terms.append(sym(dq))
+        if not terms:
+            return None
+        rhs = sum(terms[1:], terms[0])
+        return DiscreteLyapunovSolve(on_failure=self.on_failure)(_t(c), rhs)
+
+    def pullback(self, res, g):
+        a, b, _, r, x = res
+        k = _gain(a, b, r, x)
+        c = a - b @ k
+        s = DiscreteLyapunovSolve(on_failure=self.on_failure)(c, sym(g))
+        xcs = x @ c @ s
+        return 2 * xcs, -2 * xcs @ _t(k), s, k @ s @ _t(k)
+
+
+def _gain(a, b, r, x):
+    """``k = (r + bᵀ x b)⁻¹ bᵀ x a`` in JAX."""
+    return gain_solve(r + _t(b) @ x @ b, _t(b) @ x @ a)
+
+
+def _closed_loop(a, b, r, x):
+    return a - b @ np.linalg.solve(r + b.T @ x @ b, b.T @ x @ a)
+
+
+def _t(m: jax.Array) -> jax.Array:
+    return jnp.swapaxes(m, -1, -2)
+
+
+solve_discrete_are = DiscreteRiccatiSolve()
+"""``scipy.linalg.solve_discrete_are`` as a ready adapter: ``solve_discrete_are(a, b, q,
+r)``."""

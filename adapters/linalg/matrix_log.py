@@ -1,0 +1,61 @@
+"""``MatrixLog`` (``logm``): the principal logarithm of a real matrix; its rules are the same
+adapter on a 2n × 2n block matrix."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.linalg
+
+import jaxbridge as jb
+
+from ._matrix_functions import frechet_block, positive_spectrum, principal
+from ._solving import ON_FAILURE, check_choice, float_dtype
+
+
+class MatrixLog(jb.Adapter):
+    """The principal logarithm ``x`` of a real matrix ``a`` (``expm(x) = a``), as
+    ``scipy.linalg.logm``: ``x = logm(a)``.
+
+    ``a`` is (n, n), real, with no eigenvalue on the closed negative real axis (0
+    included): exactly the matrices with a real principal logarithm. Leading axes are
+    batch axes. SciPy computes in float64 (inverse scaling and squaring on the Schur form);
+    the result takes ``a``'s dtype and is never complex.
+
+    Derivatives: the Fréchet derivative ``L(a, e)`` is the upper-right block of
+    ``logm([[a, e], [0, a]])``; the tangent is ``L(a, ȧ)`` and the cotangent ``L(aᵀ, ḡ)``.
+    Both are this adapter at twice the size, so derivatives of every order work in both
+    modes (each order doubles the size of the matrix the host sees).
+
+    Parameters:
+        on_failure: ``"raise"`` (the default): a matrix with an eigenvalue on the closed
+            negative real axis, or a non-finite one, is an error naming ``logm``.
+            ``"nan"``: that matrix's logarithm is NaN instead.
+    """
+
+    on_failure: str = "raise"
+
+    signature = "(n,n)->(n,n)"
+    domains = {"a": positive_spectrum}
+
+    def __post_init__(self) -> None:
+        check_choice("MatrixLog", "on_failure", self.on_failure, ON_FAILURE)
+
+    def output_specs(self, a):
+        return jax.ShapeDtypeStruct(a.shape, float_dtype(a))
+
+    def forward(self, a):
+        dtype = np.result_type(a, np.float32)
+        return principal("logm", scipy.linalg.logm, a, self.on_failure).astype(dtype)
+
+    def pushforward(self, res, tangents):
+        a, _ = res
+        (da,) = tangents
+        return frechet_block(self, a, da)
+
+    def pullback(self, res, g):
+        a, _ = res
+        return (frechet_block(self, jnp.swapaxes(a, -1, -2), g),)
+
+
+logm = MatrixLog()
+"""``scipy.linalg.logm`` as a ready adapter: ``logm(a)``."""

@@ -1,0 +1,62 @@
+"""``MatrixSqrt`` (``sqrtm``): the principal square root of a real matrix; its rules are one
+Sylvester solve each."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.linalg
+
+import jaxbridge as jb
+
+from ._matrix_functions import positive_spectrum, principal
+from ._solving import ON_FAILURE, check_choice, float_dtype
+from .sylvester_solve import SylvesterSolve
+
+
+class MatrixSqrt(jb.Adapter):
+    """The principal square root ``x`` of a real matrix ``a`` (``x @ x = a``), as
+    ``scipy.linalg.sqrtm``: ``x = sqrtm(a)``.
+
+    ``a`` is (n, n), real, with no eigenvalue on the closed negative real axis (0
+    included): exactly the matrices with a real principal square root, whose eigenvalues
+    all have positive real parts. Leading axes are batch axes. SciPy computes in float64
+    (a Schur method, accurate to a modest multiple of machine epsilon times the condition
+    of the root); the result takes ``a``'s dtype and is never complex.
+
+    Derivatives: the tangent solves ``x ẋ + ẋ x = ȧ`` and the cotangent ``xᵀ s + s xᵀ = ḡ``,
+    one ``SylvesterSolve`` each, so derivatives of every order work in both modes.
+
+    Parameters:
+        on_failure: ``"raise"`` (the default): a matrix with an eigenvalue on the closed
+            negative real axis, or a non-finite one, is an error naming ``sqrtm``.
+            ``"nan"``: that matrix's root is NaN instead.
+    """
+
+    on_failure: str = "raise"
+
+    signature = "(n,n)->(n,n)"
+    domains = {"a": positive_spectrum}
+
+    def __post_init__(self) -> None:
+        check_choice("MatrixSqrt", "on_failure", self.on_failure, ON_FAILURE)
+
+    def output_specs(self, a):
+        return jax.ShapeDtypeStruct(a.shape, float_dtype(a))
+
+    def forward(self, a):
+        dtype = np.result_type(a, np.float32)
+        return principal("sqrtm", scipy.linalg.sqrtm, a, self.on_failure).astype(dtype)
+
+    def pushforward(self, res, tangents):
+        _, x = res
+        (da,) = tangents
+        return SylvesterSolve(on_failure=self.on_failure)(x, x, da)
+
+    def pullback(self, res, g):
+        _, x = res
+        xt = jnp.swapaxes(x, -1, -2)
+        return (SylvesterSolve(on_failure=self.on_failure)(xt, xt, g),)
+
+
+sqrtm = MatrixSqrt()
+"""``scipy.linalg.sqrtm`` as a ready adapter: ``sqrtm(a)``."""

@@ -1,0 +1,88 @@
+"""``LinearFilter`` (``lfilter``): an IIR filter ``y = (b / a) x`` with zero initial
+conditions; its rules are the all-pole filter ``1 / a`` again."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.signal
+
+import jaxbridge as jb
+
+from ._filtering import (
+    check_leading,
+    convolve,
+    convolve_adjoint,
+    correlate,
+    per_filter,
+    reverse,
+    stable_denominator,
+)
+
+
+class LinearFilter(jb.Adapter):
+    """Filter ``x`` along its last axis with the rational transfer function ``b / a``, as
+    ``scipy.signal.lfilter(b, a, x)`` with zero initial conditions: ``y = lfilter(b, a, x)``.
+
+    ``b`` is (nb,), ``a`` (na,), ``x`` and ``y`` (m,): ``y`` solves the difference equation
+    ``Σₖ a[k] y[n-k] = Σₖ b[k] x[n-k]``. ``a[0]`` must be nonzero (SciPy divides ``b`` and
+    ``a`` by it; any value is fine here and has a gradient). Leading axes are batch axes
+    that broadcast: a batch of signals through one filter is one SciPy call. SciPy filters
+    in float64 here (exact to rounding for a stable ``a``); ``y`` takes the inputs' dtype.
+
+    Derivatives, with ``A`` and ``B`` the causal convolutions by ``a`` and ``b``: the
+    tangent is ``ẏ = A⁻¹ (B ẋ + Ḃ x - Ȧ y)``; the cotangents are ``x̄ = Bᵀ v``,
+    ``b̄[k] = Σₙ v[n] x[n-k]`` and ``ā[k] = -Σₙ v[n] y[n-k]`` with ``v = A⁻ᵀ ḡ``, the
+    all-pole filter ``1 / a`` run backwards in time. Each is one call of this adapter, so
+    derivatives of every order work in both modes; ``jax.linear_transpose`` works in ``x``.
+    """
+
+    signature = "(nb),(na),(m)->(m)"
+    vectorized = True
+    domains = {"a": stable_denominator}
+    linear_in = ("x",)
+
+    def forward(self, b, a, x):
+        dtype = np.result_type(b, a, x, np.float32)
+        check_leading("lfilter", "a[0]", a[..., 0])
+        if 0 in x.shape:
+            return np.zeros(np.broadcast_shapes(b.shape[:-1], a.shape[:-1], x.shape), dtype)
+
+        def apply(b, a, xs):
+            return scipy.signal.lfilter(b, a, xs, axis=-1)
+
+        return per_filter([b, a], [1, 1], x, apply).astype(dtype)
+
+    def pushforward(self, res, tangents):
+        b, a, x, y = res
+        db, da, dx = tangents
+        terms = [
+            t
+            for t in (
+                None if dx is None else convolve(b, dx),
+                None if db is None else convolve(db, x),
+                None if da is None else -convolve(da, y),
+            )
+            if t is not None
+        ]
+        if not terms:
+            return None
+        return _all_pole(self, a, sum(terms[1:], terms[0]))
+
+    def pullback(self, res, g):
+        b, a, x, y = res
+        v = reverse(_all_pole(self, a, reverse(g)))
+        return (
+            correlate(v, x, b.shape[-1]),
+            -correlate(v, y, a.shape[-1]),
+            convolve_adjoint(b, v),
+        )
+
+
+def _all_pole(lfilter: LinearFilter, a: jax.Array, s: jax.Array) -> jax.Array:
+    """``A⁻¹ s``: the filter ``1 / a`` with ``a``'s own leading coefficient."""
+    return lfilter(jnp.ones_like(a[..., :1]), a, s)
+
+
+lfilter = LinearFilter()
+"""``scipy.signal.lfilter`` (zero initial conditions) as a ready adapter: ``lfilter(b, a,
+x)``."""
