@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 import jaxbridge as jb
@@ -49,6 +51,24 @@ def failure(problem: str) -> IntegrationFailure:
 def require_finite(what: str, values: np.ndarray) -> None:
     if not np.isfinite(values).all():
         raise failure(f"{what} has non-finite entries (NaN or inf)")
+
+
+def result_type(*specs: jax.ShapeDtypeStruct) -> np.dtype:
+    """The declared dtype of a result: the floating arguments' common one (float, in the
+    precision JAX is in, when none is floating)."""
+    floating = [s.dtype for s in specs if jnp.issubdtype(s.dtype, jnp.floating)]
+    return jnp.result_type(*floating) if floating else jnp.result_type(float)
+
+
+def host_type(*arrays: np.ndarray) -> np.dtype:
+    """``result_type`` on the host: the dtype to cast the float64 results to."""
+    floating = [a.dtype for a in arrays if np.issubdtype(a.dtype, np.floating)]
+    return np.result_type(*floating) if floating else np.dtype(np.float64)
+
+
+def cotangent_type(a: np.ndarray) -> np.dtype:
+    """The dtype of an argument's cotangent (an integer argument's is ignored)."""
+    return a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float64)
 
 
 def overrides(adapter: jb.Adapter, method: str) -> bool:
@@ -97,28 +117,32 @@ class HostFunction:
         cts = self.adapter.backward(self._res(args), np.asarray(g, np.float64))
         return [_cotangent(c, a.shape) for c, a in zip(cts, args, strict=True)]
 
-    def jacobians(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """The Jacobian of the output in each argument, ``(size, *argument's shape)``, from
-        ``size`` backward calls with unit cotangents (one call if the adapter is vectorized)."""
+    def linearize(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The output and its Jacobian in each argument, ``(size, *argument's shape)``, from
+        one forward and ``size`` backward calls with unit cotangents (one backward call if
+        the adapter is vectorized)."""
         self._needs("backward", "a Jacobian")
         res = self._res(args)
+        value = np.asarray(res[len(args)], np.float64)
         units = np.eye(self.size).reshape((self.size, *self.shape))
         if self.adapter.vectorized:
             stacked = tuple(np.broadcast_to(r, (self.size, *np.shape(r))) for r in res)
             cts = self.adapter.backward(stacked, units)
-            return [
-                np.array(
-                    np.broadcast_to(_cotangent(c, (self.size, *a.shape)), (self.size, *a.shape))
-                )
+            return value, [
+                np.array(_cotangent(c, (self.size, *a.shape)))
                 for c, a in zip(cts, args, strict=True)
             ]
         rows = [self.adapter.backward(res, unit) for unit in units]
-        return [
+        return value, [
             np.stack([_cotangent(row[i], a.shape) for row in rows])
             if rows
             else np.zeros((0, *a.shape))
             for i, a in enumerate(args)
         ]
+
+    def jacobians(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The Jacobians of ``linearize``, without the output."""
+        return self.linearize(args)[1]
 
     def jvp(self, args: Sequence[np.ndarray], tangents: Sequence[np.ndarray | None]) -> np.ndarray:
         """The output's tangent: the adapter's own ``jvp`` if it has one, else from its

@@ -179,7 +179,7 @@ def solve_with_sensitivities(
 
 
 def _linearized(dyn: Dynamics, t: float, y: np.ndarray):
-    f, (_, jy, jtheta) = dyn.host.value(*dyn.args(t, y)), dyn.host.jacobians(dyn.args(t, y))
+    f, (_, jy, jtheta) = dyn.host.linearize(dyn.args(t, y))
     return f, jy, jtheta
 
 

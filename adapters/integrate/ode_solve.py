@@ -13,7 +13,10 @@ from ._host_calls import (
     IntegrationFailure,
     check_choice,
     check_positive,
+    cotangent_type,
+    host_type,
     require_finite,
+    result_type,
 )
 from ._ode import (
     METHODS,
@@ -114,16 +117,16 @@ class OdeSolve(jb.Adapter):
         check_positive("OdeSolve", "max_step", self.max_step)
 
     def output_specs(self, y0, theta, ts):
-        return jax.ShapeDtypeStruct((*ts.shape, *y0.shape), _result_type(y0, theta, ts))
+        return jax.ShapeDtypeStruct((*ts.shape, *y0.shape), result_type(y0, theta, ts))
 
     def residual_specs(self, y0, theta, ts):
         if self.sensitivity == "adjoint":
             return ()
         shape = (*ts.shape, *y0.shape, y0.shape[0] + theta.shape[0])
-        return jax.ShapeDtypeStruct(shape, _result_type(y0, theta, ts))
+        return jax.ShapeDtypeStruct(shape, result_type(y0, theta, ts))
 
     def forward(self, y0, theta, ts):
-        dtype = _host_type(y0, theta, ts)
+        dtype = host_type(y0, theta, ts)
         y0, theta, ts = _checked_inputs(y0, theta, ts)
         k, n, p = len(ts), len(y0), len(theta)
         forward_sensitivity = self.sensitivity == "forward"
@@ -164,7 +167,7 @@ class OdeSolve(jb.Adapter):
                 cts = _nans(args)
         else:
             cts = _nans(args)
-        return tuple(np.asarray(c, _cotangent_type(a)) for c, a in zip(cts, args))
+        return tuple(np.asarray(c, cotangent_type(a)) for c, a in zip(cts, args))
 
     def jvp(self, res, tangents):
         y0, theta, ts, ys, *saved = res
@@ -222,17 +225,3 @@ def _checked_inputs(y0, theta, ts):
             f"{ts[bad + 1]!r}."
         )
     return (np.asarray(a, np.float64) for a in (y0, theta, ts))
-
-
-def _result_type(*specs):
-    floating = [s.dtype for s in specs if jax.numpy.issubdtype(s.dtype, np.floating)]
-    return jax.numpy.result_type(*floating) if floating else jax.numpy.result_type(float)
-
-
-def _host_type(*arrays: np.ndarray) -> np.dtype:
-    floating = [a.dtype for a in arrays if np.issubdtype(a.dtype, np.floating)]
-    return np.result_type(*floating) if floating else np.dtype(np.float64)
-
-
-def _cotangent_type(a: np.ndarray) -> np.dtype:
-    return a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float64)
