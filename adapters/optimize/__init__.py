@@ -1,1 +1,22 @@
-"""``scipy.optimize`` as adapters: solvers with implicit gradients."""
+"""``scipy.optimize`` as adapters: solvers with implicit gradients.
+
+The residual, objective or constraints are jaxbridge Adapters whose host ``forward`` and
+``backward`` SciPy calls directly; the solution is checked and refined, and differentiated
+by the implicit function theorem at the returned point.
+"""
+
+from ._implicit import OptimizeError as OptimizeError
+from .least_squares import LeastSquares as LeastSquares
+from .minimize import Minimize as Minimize
+from .minimize_bounded import MinimizeBounded as MinimizeBounded
+from .minimize_constrained import MinimizeConstrained as MinimizeConstrained
+from .root import Root as Root
+
+__all__ = [
+    "LeastSquares",
+    "Minimize",
+    "MinimizeBounded",
+    "MinimizeConstrained",
+    "OptimizeError",
+    "Root",
+]

@@ -1,0 +1,246 @@
+"""What the optimize adapters share: failures, checking and refining SciPy's answer, and the
+implicit-function-theorem rules.
+
+Every solver reduces its optimality conditions to a square system ``F(z, q) = 0`` in the
+unknowns ``z`` (``x``, and for constraints their multipliers) and the parameters ``q``
+(``theta``, and for bounds the bounds). SciPy finds ``z``; ``settle`` checks it, refines it
+by Newton steps on ``F`` and checks it again; the rules then need only ``J_z = ∂F/∂z`` and
+``J_q = ∂F/∂q`` at the solution, which the forward saves as residuals:
+
+    reverse:  λ = J_zᵀ⁻¹ ḡ,  q̄ = -J_qᵀ λ        forward:  ż = -J_z⁻¹ J_q q̇
+
+and the start ``x0`` gets an exact zero. Host code only: NumPy and SciPy, never JAX.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import jax
+import numpy as np
+import scipy.linalg
+
+import jaxbridge as jb
+
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
+
+EPS = float(np.finfo(np.float64).eps)
+
+LOOSE = 1e-6
+"""SciPy's own answer must satisfy the optimality conditions to ``LOOSE * scale`` (max norm),
+whatever SciPy reports; otherwise the solve failed, and its last iterate is never returned."""
+
+TIGHT = 1e-10
+"""After Newton refinement the optimality conditions must hold to ``TIGHT * scale``."""
+
+SINGULAR = 1e-12
+"""A system matrix ``J_z`` whose reciprocal condition number (1-norm) is below this has no
+isolated solution to differentiate: a singular Jacobian, a non-strict minimum, dependent
+active constraints."""
+
+MULTIPLIER = float(np.sqrt(EPS))
+"""A bound or inequality at its limit whose multiplier is below ``MULTIPLIER * scale`` is
+degenerate (weakly active): the solution map has a kink there, and no gradient."""
+
+REFINEMENTS = 4
+"""The most Newton steps taken on SciPy's answer (each must reduce ``|F|``)."""
+
+
+class OptimizeError(RuntimeError):
+    """A solve with no trustworthy answer: SciPy did not converge, its answer fails the
+    optimality check, or the solution is singular or degenerate there."""
+
+
+def failure(problem: str) -> OptimizeError:
+    return OptimizeError(
+        f"{problem}. Pass on_failure='nan' to get NaN results instead of this error."
+    )
+
+
+def outcome(routine: str, method: str, result: Any) -> str:
+    """SciPy's verdict in words: the routine, the method, its status and its message."""
+    status = getattr(result, "status", None)
+    message = str(getattr(result, "message", "")).strip()
+    verdict = "reported success" if result.success else "reported failure"
+    return f"scipy.optimize.{routine}(method={method!r}) {verdict} (status {status}: {message!r})"
+
+
+class System(Protocol):
+    def residual(self, z: np.ndarray, /) -> np.ndarray: ...
+
+    def linearize(self, z: np.ndarray, /) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(F, J_z, J_q)`` at ``z``."""
+        ...
+
+
+def _norm(v: np.ndarray) -> float:
+    return float(np.max(np.abs(v))) if v.size else 0.0
+
+
+def settle(
+    system: System, z: np.ndarray, scale: float, verdict: str, success: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Check SciPy's answer ``z``, refine it by Newton steps and check it again.
+
+    Returns ``(z, F, J_z, J_q)`` at the refined solution. Raises ``OptimizeError`` with
+    SciPy's ``verdict`` if ``z`` misses the optimality conditions by more than ``LOOSE *
+    scale`` (even if SciPy reported success), if refinement does not reach ``TIGHT *
+    scale``, or if ``J_z`` is singular there.
+    """
+    start = system.residual(z)
+    size = _norm(start)
+    if not size <= LOOSE * scale:  # NaN fails too
+        what = "but its answer" if success else "and its last iterate"
+        raise failure(
+            f"{verdict}, {what} misses the optimality conditions by {size:.2e} (max norm; "
+            f"allowed {LOOSE * scale:.1e})"
+        )
+    f, jz, jq = system.linearize(z)
+    for _ in range(REFINEMENTS):
+        if _norm(f) == 0:
+            break
+        try:
+            step = np.linalg.solve(jz, f)
+        except np.linalg.LinAlgError:
+            break
+        candidate = z - step
+        if not _norm(system.residual(candidate)) < _norm(f):
+            break
+        z = candidate
+        f, jz, jq = system.linearize(z)
+    if not _norm(f) <= TIGHT * scale:
+        raise failure(
+            f"{verdict}; Newton refinement of its answer stalled at optimality residual "
+            f"{_norm(f):.2e} (allowed {TIGHT * scale:.1e}): the solution is singular or "
+            "the derivatives are inexact"
+        )
+    rcond = reciprocal_condition(jz)
+    if not rcond >= SINGULAR:
+        raise failure(
+            f"{verdict}, but the solution is not isolated: the Jacobian of the optimality "
+            f"conditions is singular there (reciprocal condition number {rcond:.1e}), so it "
+            "has no derivative"
+        )
+    return z, f, jz, jq
+
+
+def reciprocal_condition(a: np.ndarray) -> float:
+    if a.size == 0:
+        return 1.0
+    if not np.isfinite(a).all():
+        return 0.0
+    getrf, gecon, lange = scipy.linalg.get_lapack_funcs(("getrf", "gecon", "lange"), (a,))
+    lu, _, info = getrf(a)
+    if info > 0:
+        return 0.0
+    return float(gecon(lu, lange("1", a), norm="1")[0])
+
+
+def require_positive_definite(h: np.ndarray, what: str) -> None:
+    """A strict local minimum: ``h`` (symmetric) positive definite, else ``OptimizeError``."""
+    if h.size == 0:
+        return
+    smallest = float(np.linalg.eigvalsh((h + h.T) / 2)[0])
+    largest = float(np.max(np.abs(np.linalg.eigvalsh((h + h.T) / 2))))
+    if not smallest > SINGULAR * max(largest, 1.0):
+        raise failure(
+            f"the answer is not a strict local minimum: {what} is not positive definite there "
+            f"(smallest eigenvalue {smallest:.2e}, largest magnitude {largest:.2e})"
+        )
+
+
+def finite_inputs(**arrays: np.ndarray) -> None:
+    """Refuse NaN anywhere and infinities except in bounds (names starting ``lower``/``upper``)."""
+    for name, value in arrays.items():
+        bad = np.isnan(value) if name in ("lower", "upper") else ~np.isfinite(value)
+        if bad.any():
+            allowed = "NaN" if name in ("lower", "upper") else "NaN or inf"
+            raise failure(f"argument '{name}' has entries that are {allowed}")
+
+
+class ImplicitSolver(jb.Adapter):
+    """The shared plumbing of the solvers: specs, NaN on failure, and the implicit rules.
+
+    Subclasses set ``signature`` ``"(n),(p)[,...]->(n)"`` with ``x0`` first, then the
+    parameters, and define ``_solve(*float64 args) -> (x, J_z, J_q)`` and, unless ``z`` is
+    ``x`` and ``q`` is ``theta``, ``_sizes``; ``q`` concatenates the parameter arguments in order.
+    """
+
+    def _solve(self, *args: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def _sizes(self, x0: Any, theta: Any) -> tuple[int, int]:
+        """The sizes of ``z`` and ``q``, from the (specs of the) first two arguments."""
+        return x0.shape[-1], theta.shape[-1]
+
+    def _check_common(self, methods: tuple[str, ...]) -> None:
+        owner = type(self).__name__
+        check_choice(owner, "method", getattr(self, "method"), methods)
+        check_choice(owner, "on_failure", getattr(self, "on_failure"), ON_FAILURE)
+        options = getattr(self, "options")
+        if not (
+            isinstance(options, tuple)
+            and all(isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str) for o in options)
+        ):
+            raise TypeError(
+                f"{owner}: parameter 'options' must be a tuple of (name, value) pairs, e.g. "
+                f"(('maxiter', 100),), got {options!r}."
+            )
+        tol = getattr(self, "tol")
+        if tol is not None and not (isinstance(tol, int | float) and tol > 0):
+            raise ValueError(f"{owner}: parameter 'tol' must be a positive number or None.")
+
+    def output_specs(self, x0, *params):
+        return jax.ShapeDtypeStruct(x0.shape, float_dtype(x0, *params))
+
+    def residual_specs(self, x0, theta, *bounds):
+        k, q = self._sizes(x0, theta)
+        dtype = float_dtype(x0, theta, *bounds)
+        return jax.ShapeDtypeStruct((k, k), dtype), jax.ShapeDtypeStruct((k, q), dtype)
+
+    def _forward(self, *args):
+        dtype = np.result_type(*args, np.float32)
+        n = args[0].shape[-1]
+        k, q = self._sizes(args[0], args[1])
+        try:
+            x, jz, jq = self._solve(*(np.asarray(a, np.float64) for a in args))
+        except OptimizeError:
+            if getattr(self, "on_failure") != "nan":
+                raise
+            x, jz, jq = np.full(n, np.nan), np.full((k, k), np.nan), np.full((k, q), np.nan)
+        return x.astype(dtype), jz.astype(dtype), jq.astype(dtype)
+
+    def backward(self, res, g):
+        count = len(res) - 3
+        args, (x, jz, jq) = res[:count], res[count:]
+        gz = np.zeros(jz.shape[0])
+        gz[: x.shape[-1]] = g
+        if np.isfinite(jz).all() and np.isfinite(jq).all():
+            jz64 = np.asarray(jz, np.float64)
+            gq = -(np.asarray(jq, np.float64).T @ np.linalg.solve(jz64.T, gz))
+            g0 = np.zeros(x.shape)
+        else:  # a failed solve: NaN for every cotangent of this element
+            gq, g0 = np.full(jq.shape[1], np.nan), np.full(x.shape, np.nan)
+        cuts = np.cumsum([a.shape[-1] for a in args[1:]])[:-1]
+        parts = np.split(gq, cuts)
+        return (g0.astype(args[0].dtype), *(c.astype(a.dtype) for c, a in zip(parts, args[1:])))
+
+    def jvp(self, res, tangents):
+        count = len(res) - 3
+        args, (x, jz, jq) = res[:count], res[count:]
+        if all(t is None for t in tangents[1:]):
+            return None
+        dq = np.concatenate(
+            [np.zeros(a.shape[-1]) if t is None else t for t, a in zip(tangents[1:], args[1:])]
+        )
+        dq = np.where(np.isfinite(dq), dq, 0.0)  # an infinite bound does not move
+        jz64, jq64 = np.asarray(jz, np.float64), np.asarray(jq, np.float64)
+        if not (np.isfinite(jz64).all() and np.isfinite(jq64).all()):
+            return np.full(x.shape, np.nan, x.dtype)
+        dz = -np.linalg.solve(jz64, jq64 @ dq)
+        return dz[: x.shape[-1]].astype(x.dtype)
+
+
+def scipy_options(defaults: dict[str, Any], options: tuple[tuple[str, Any], ...]) -> dict:
+    """The method's tight defaults, overridden by the user's ``options``."""
+    return {**defaults, **dict(options)}
