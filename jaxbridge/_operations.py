@@ -383,7 +383,7 @@ def host_function(
     results: Sequence[jax.ShapeDtypeStruct],
     specs: Sequence[jax.ShapeDtypeStruct],
     sources: Sequence[Sequence[int] | None] | None = None,
-) -> Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]:
+) -> Callable[[list[np.ndarray]], Sequence[np.ndarray]]:
     """The host function of one callback: ``compute`` run over the batch, results checked.
 
     ``results`` are the results' core specs, ``specs`` the same with their batch axes, and

@@ -21,17 +21,22 @@ JAX internals used (``jax.extend`` has no compatibility promise; when JAX moves,
 changes): ``jax.extend.core.Primitive``; ``jax.interpreters.ad`` (``Zero``,
 ``UndefinedPrimal``, ``primitive_jvps``, ``primitive_transposes``);
 ``jax.interpreters.batching.primitive_batchers``; ``jax.interpreters.mlir`` (``lower_fun``,
-``register_lowering``); avals' ``mat.varying``, ``update`` and ``to_tangent_aval``.
+``register_lowering``); avals' ``mat.varying``, ``update`` and ``to_tangent_aval``. For the
+CPU host callback (``host_buffers``): ``jax._src.ffi.ffi_lowering``, the lowering context's
+``module_context.add_host_callback`` and ``host_callbacks``, and XLA's custom-call target
+``xla_buffer_python_cpu_callback``: what ``jax.experimental.buffer_callback`` lowers to.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax._src import ffi
 from jax.core import ShapedArray
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
@@ -162,3 +167,33 @@ def _make(name: str) -> Primitive:
 _PRIMITIVES = {
     name: _make(name) for name in ("jaxbridge_forward", "jaxbridge_jvp", "jaxbridge_vjp")
 }
+
+
+def host_buffers(
+    on_host: Callable[..., object],
+    specs: Sequence[jax.ShapeDtypeStruct],
+    args: Sequence[jax.Array],
+) -> list[jax.Array]:
+    """Results of ``specs`` that ``on_host(context, *inputs, *outputs)`` writes into XLA's
+    own CPU buffers (DLPack-capable), in one host call.
+
+    This is ``jax.experimental.buffer_callback`` without its Python wrapper, which unflattens
+    two pytrees on every call: XLA calls ``on_host`` itself, through the same custom call.
+    """
+    return _HOST.bind(*args, on_host=on_host, specs=tuple(specs))
+
+
+def _host_abstract_eval(*_avals: Any, on_host: Any, specs: Any) -> list[ShapedArray]:
+    return [ShapedArray(s.shape, s.dtype) for s in specs]
+
+
+def _host_lowering(ctx: Any, *args: Any, on_host: Any, specs: Any) -> Any:
+    ctx.module_context.add_host_callback(on_host)
+    index = np.uint64(len(ctx.module_context.host_callbacks) - 1)
+    return ffi.ffi_lowering("xla_buffer_python_cpu_callback")(ctx, *args, index=index)
+
+
+_HOST = Primitive("jaxbridge_host")
+_HOST.multiple_results = True
+_HOST.def_abstract_eval(_host_abstract_eval)
+mlir.register_lowering(_HOST, _host_lowering, platform="cpu")

@@ -27,7 +27,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-HostFunction = Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]
+from ._primitives import host_buffers
+
+HostFunction = Callable[[list[np.ndarray]], Sequence[np.ndarray]]
 TRANSPORTS = ("auto", "buffer_callback", "pure_callback")
 
 _transport = "auto"
@@ -81,7 +83,7 @@ def _through_pure_callback(
         try:
             if wide and traced_x64 and not x64_mode():
                 raise TypeError(_X64_ON_ANOTHER_THREAD)
-            return function([np.asarray(a) for a in arrays])
+            return tuple(function([np.asarray(a) for a in arrays]))
         except Exception as error:
             _report(error)
             raise
@@ -92,22 +94,21 @@ def _through_pure_callback(
 def _through_buffers(
     function: HostFunction, specs: Sequence[jax.ShapeDtypeStruct], args: Sequence[jax.Array]
 ) -> tuple[jax.Array, ...]:
-    buffer_callback = _buffer_callback()
-    assert buffer_callback is not None
+    inputs = len(args)
 
-    def on_host(_context: object, outs: Sequence[Any], *buffers: Any) -> None:
-        # DLPack views of XLA's own buffers: the inputs come read-only (host code writing
-        # to one would corrupt a JAX array), and it is the cheapest way in
+    def on_host(_context: object, *buffers: Any) -> tuple[()]:
+        # DLPack views of XLA's own buffers, inputs then outputs: the inputs come read-only
+        # (host code writing to one would corrupt a JAX array), and it is the cheapest way in
         try:
-            results = function([np.from_dlpack(b) for b in buffers])
+            results = function([np.from_dlpack(b) for b in buffers[:inputs]])
         except Exception as error:
             _report(error)
             raise
-        for out, result in zip(outs, results):
+        for out, result in zip(buffers[inputs:], results):
             np.from_dlpack(out)[...] = result
+        return ()
 
-    call = buffer_callback(on_host, tuple(specs), vmap_method="expand_dims")
-    return tuple(call(*args))
+    return tuple(host_buffers(on_host, specs, args))
 
 
 def x64_mode() -> bool:
