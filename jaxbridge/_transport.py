@@ -4,8 +4,9 @@ Calls on concrete arrays run the host function directly: fastest, and the host's
 exception reaches the caller unchanged in type. Traced calls (under ``jit``, ``vmap``,
 ``grad``, ``scan``...) go through one of two transports:
 
-- ``"buffer_callback"``: ``jax.experimental.buffer_callback`` hands the host zero-copy
-  NumPy views of XLA's CPU buffers and the results are written in place. CPU only.
+- ``"buffer_callback"``: XLA hands the host zero-copy NumPy views of its CPU buffers and the
+  results are written in place: the custom call of ``jax.experimental.buffer_callback``,
+  bound directly (``_primitives.host_buffers``). CPU only.
 - ``"pure_callback"``: ``jax.pure_callback``, portable (CPU, GPU, TPU) but it copies every
   argument with ``device_put`` on each call.
 
