@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+import scipy.optimize
 
 from ._functions import HostFunction
-from ._implicit import MULTIPLIER, failure, require_positive_definite, settle
+from ._implicit import MULTIPLIER, NEAR, failure, require_positive_definite, settle
 
-NEAR = 1e-6
-"""An inequality with ``c_j <= NEAR`` at SciPy's answer is a candidate for the active set."""
+ROUNDS = 3
+"""How many times the active set may be corrected after refinement (a constraint judged
+active whose multiplier turns negative, one judged inactive that ends up violated)."""
 
 
 class KKTSystem:
@@ -48,65 +50,67 @@ class KKTSystem:
         gx, _ = self.f.gradient(x)
         hxx, hxt = self.f.second(x)
         jx, jt = self.jacobians(x)
-        for c, (start, stop) in zip(self.constraints, self._ranges()):
+        stops = np.cumsum(self.sizes, dtype=int)
+        for c, start, stop in zip(self.constraints, stops - np.asarray(self.sizes, int), stops):
             weights = mu[start:stop]
             if np.any(weights != 0):
                 cxx, cxt = c.second(x)
                 hxx = hxx - np.einsum("j,jab->ab", weights, cxx)
                 hxt = hxt - np.einsum("j,jab->ab", weights, cxt)
+        inactive = np.flatnonzero(~self.active)
         jz = np.zeros((n + m, n + m))
         jz[:n, :n], jz[:n, n:] = hxx, -jx.T
         jz[n:, :n] = np.where(self.active[:, None], jx, 0.0)
-        jz[n + np.flatnonzero(~self.active), n + np.flatnonzero(~self.active)] = 1.0
+        jz[n + inactive, n + inactive] = 1.0
         jq = np.concatenate([hxt, np.where(self.active[:, None], jt, 0.0)])
         f = np.concatenate([gx - jx.T @ mu, np.where(self.active, self.values(x), mu)])
         return f, jz, jq
-
-    def _ranges(self):
-        stops = np.cumsum(self.sizes, dtype=int)
-        return list(zip(stops - np.asarray(self.sizes, int), stops))
 
 
 def solve_kkt(
     system: KKTSystem, x: np.ndarray, x0: np.ndarray, equalities: int, verdict: str, success: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """From SciPy's answer ``x``: the active set (multipliers by least squares from
-    ``∇f = Jᵀμ``, never SciPy's), refinement of ``(x, μ)`` and the checks. The first
-    ``equalities`` constraints are equalities. Returns ``(z, J_z, J_q)``."""
-    n = system.n
+    """From SciPy's answer ``x``: the active set, refinement of ``(x, μ)`` and the checks. The
+    first ``equalities`` constraints are equalities. Returns ``(x, J_z, J_q)``.
+
+    Candidates are the inequalities within ``NEAR`` of their limit; nonnegative least squares
+    on ``∇f = Jᵀμ`` over them (and the equalities) picks those with a positive multiplier.
+    The multipliers of that active set are then plain least squares (never SciPy's), and
+    Newton steps on the KKT equations refine ``(x, μ)``.
+    """
+    n, m = system.n, system.m
     scale = max(1.0, float(np.max(np.abs(system.f.gradient(x0)[0]), initial=0.0)))
     tiny = MULTIPLIER * scale
-    values = system.values(x)
-    inequality = np.arange(system.m) >= equalities
-    system.active = ~inequality | (values <= NEAR)
-    mu = _multipliers(system, x)
-    weak = inequality & system.active & (np.abs(mu) <= tiny)
+    inequality = np.arange(m) >= equalities
+    candidates = ~inequality | (system.values(x) <= NEAR)
+    system.active = ~inequality | (
+        candidates & (_nonnegative(system, x, candidates, equalities) > tiny)
+    )
+    z = np.concatenate([x, _multipliers(system, x)])
+    first = True
+    for _ in range(ROUNDS):
+        z, _, jz, jq = settle(system, z, scale, verdict, success, start=first)
+        first = False
+        x, mu, values = z[:n], z[n:], system.values(z[:n])
+        dropped = inequality & system.active & (mu < -tiny)
+        violated = inequality & ~system.active & (values < 0)
+        if not (dropped.any() or violated.any()):
+            break
+        system.active = (system.active & ~dropped) | violated
+        z = np.concatenate([x, np.where(system.active, _multipliers(system, x), 0.0)])
+    else:
+        raise failure(f"{verdict}, but the active set could not be identified")
+    x, mu, values = z[:n], z[n:], system.values(z[:n])
+    weak = inequality & ((system.active & (mu <= tiny)) | (~system.active & (values <= tiny)))
     if weak.any():
-        j = int(np.flatnonzero(weak)[0]) - equalities
+        j = int(np.flatnonzero(weak)[0])
         raise failure(
-            f"{verdict}, but its answer is degenerate: inequality {j} is at its limit "
-            f"(c = {values[equalities + j]:.1e}) with a zero multiplier, where the solution "
-            "has no derivative"
+            f"{verdict}, but the solution is degenerate: inequality {j - equalities} is at its "
+            f"limit (c = {values[j]:.1e}) with multiplier {mu[j]:.1e}, so the solution map "
+            "has a kink there and no derivative"
         )
-    system.active &= ~(inequality & (mu < -tiny))  # pulling the wrong way: not binding
-    mu = np.where(system.active, _multipliers(system, x), 0.0)
-    z, _, jz, jq = settle(system, np.concatenate([x, mu]), scale, verdict, success)
-    x, mu = z[:n], z[n:]
-    values = system.values(x)
-    if (inequality & ~system.active & ~(values > 0)).any():
-        j = int(np.flatnonzero(inequality & ~system.active & ~(values > 0))[0]) - equalities
-        raise failure(
-            f"{verdict}, but refined, its answer violates inequality {j} (c = "
-            f"{values[equalities + j]:.1e}): the active set could not be identified"
-        )
-    if (inequality & system.active & ~(mu > tiny)).any():
-        j = int(np.flatnonzero(inequality & system.active & ~(mu > tiny))[0]) - equalities
-        raise failure(
-            f"{verdict}, but active inequality {j} has multiplier {mu[equalities + j]:.1e} "
-            "at the solution: degenerate, or not a minimum"
-        )
-    jx = jz[n:, :n][system.active]
-    basis = scipy.linalg.null_space(jx) if len(jx) else np.eye(n)
+    rows = jz[n:, :n][system.active]
+    basis = scipy.linalg.null_space(rows) if len(rows) else np.eye(n)
     require_positive_definite(
         basis.T @ jz[:n, :n] @ basis, "the Hessian of the Lagrangian on the active constraints"
     )
@@ -120,4 +124,19 @@ def _multipliers(system: KKTSystem, x: np.ndarray) -> np.ndarray:
     rows = system.active
     if rows.any():
         mu[rows] = np.linalg.lstsq(jx[rows].T, system.f.gradient(x)[0], rcond=None)[0]
+    return mu
+
+
+def _nonnegative(system: KKTSystem, x: np.ndarray, rows: np.ndarray, equalities: int) -> np.ndarray:
+    """Multipliers of ``∇f = J_Rᵀ μ_R`` by least squares with the inequalities' ``μ >= 0``
+    (the equalities' split into two nonnegative parts); 0 off ``rows``."""
+    jx, _ = system.jacobians(x)
+    chosen = np.flatnonzero(rows)
+    columns = jx[chosen].T
+    free = chosen < equalities
+    matrix = np.concatenate([columns, -columns[:, free]], axis=1)
+    solution = scipy.optimize.nnls(matrix, system.f.gradient(x)[0])[0]
+    mu = np.zeros(system.m)
+    mu[chosen] = solution[: len(chosen)]
+    mu[chosen[free]] -= solution[len(chosen) :]
     return mu

@@ -25,7 +25,12 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "TNC": {"gtol": 1e-10, "ftol": 0.0, "xtol": 0.0},
     "SLSQP": {"ftol": 1e-14},
     # its barrier starts at 0.1 and left bounded answers 1e-5 inside the box
-    "trust-constr": {"gtol": 1e-10, "xtol": 1e-12, "initial_barrier_parameter": 1e-6},
+    "trust-constr": {
+        "gtol": 1e-10,
+        "xtol": 1e-12,
+        "initial_barrier_parameter": 1e-6,
+        "barrier_tol": 1e-12,  # slacks end near barrier / multiplier
+    },
 }
 
 

@@ -11,7 +11,10 @@ from typing import Protocol
 
 import numpy as np
 
-from ._implicit import MULTIPLIER, failure, require_positive_definite, settle
+from ._implicit import MULTIPLIER, NEAR, failure, require_positive_definite, settle
+
+ROUNDS = 3
+"""How many times the active set may be corrected after refinement."""
 
 
 class Objective(Protocol):
@@ -66,47 +69,49 @@ def solve_box(
     """From SciPy's answer ``x``: the active set, refinement and the checks of a strict local
     minimum (free variables strictly inside the box, held ones with a multiplier of the
     right sign and clearly nonzero, the free block of the Hessian positive definite).
-    Returns ``(x, J_z, J_q)``."""
+    Returns ``(x, J_z, J_q)``.
+
+    A variable within ``NEAR * (1 + |x_i|)`` of a bound with the gradient pushing outwards
+    is held there; after refinement a held variable whose gradient turns inwards is released
+    and a free one that left the box is held, up to ``ROUNDS`` times.
+    """
     n = x.shape[-1]
     system = BoxSystem(f, n, p, bounds)
     scale = max(1.0, float(np.max(np.abs(f.gradient(x0)[0]), initial=0.0)))
-    if bounds is not None:
-        lower, upper = bounds
-        x = np.clip(x, lower, upper)
-        g = f.gradient(x)[0]
-        near = 1e-6 * (1.0 + np.abs(x))  # methods with barriers stop just inside
-        close_l, close_u = x - lower <= near, upper - x <= near
-        tiny = MULTIPLIER * scale
-        weak = (close_l | close_u) & (np.abs(g) <= tiny)
-        if weak.any():
-            i = int(np.flatnonzero(weak)[0])
-            raise failure(
-                f"{verdict}, but its answer is degenerate: x[{i}] = {x[i]:.6g} is at a bound "
-                f"with a zero multiplier (∂f/∂x = {g[i]:.1e}), where the solution has no "
-                "derivative"
-            )
-        system.at_lower = close_l & (g > tiny)
-        system.at_upper = close_u & (g < -tiny)
+    tiny = MULTIPLIER * scale
+    if bounds is None:
+        x, _, jz, jq = settle(system, x, scale, verdict, success)
+        require_positive_definite(jz, "the Hessian")
+        return x, jz, jq
+    lower, upper = bounds
+    x = np.clip(x, lower, upper)
+    g = f.gradient(x)[0]
+    near = NEAR * (1.0 + np.abs(x))
+    system.at_lower = (x - lower <= near) & (g > tiny)
+    system.at_upper = (upper - x <= near) & (g < -tiny)
+    first = True
+    for _ in range(ROUNDS):
         x = np.where(system.at_lower, lower, np.where(system.at_upper, upper, x))
-    x, _, jz, jq = settle(system, x, scale, verdict, success)
-    free = ~(system.at_lower | system.at_upper)
-    if bounds is not None:
-        lower, upper = bounds
-        outside = free & ((x <= lower) | (x >= upper))
-        if outside.any():
-            i = int(np.flatnonzero(outside)[0])
-            raise failure(
-                f"{verdict}, but refined, its answer leaves the box at x[{i}] = {x[i]:.6g}: "
-                "the active set could not be identified"
-            )
+        x, _, jz, jq = settle(system, x, scale, verdict, success, start=first)
+        first = False
         g = f.gradient(x)[0]
-        tiny = MULTIPLIER * scale
-        wrong = (system.at_lower & ~(g > tiny)) | (system.at_upper & ~(g < -tiny))
-        if wrong.any():
-            i = int(np.flatnonzero(wrong)[0])
-            raise failure(
-                f"{verdict}, but x[{i}] is held at a bound with multiplier {g[i]:.1e}: "
-                "degenerate or not a minimum"
-            )
-    require_positive_definite(jz[np.ix_(free, free)], "the Hessian (on the free variables)")
+        release = (system.at_lower & (g < -tiny)) | (system.at_upper & (g > tiny))
+        free = ~(system.at_lower | system.at_upper)
+        below, above = free & (x < lower), free & (x > upper)
+        if not (release.any() or below.any() or above.any()):
+            break
+        system.at_lower = (system.at_lower & ~release) | below
+        system.at_upper = (system.at_upper & ~release) | above
+    else:
+        raise failure(f"{verdict}, but the active set could not be identified")
+    held = system.at_lower | system.at_upper
+    weak = (held & (np.abs(g) <= tiny)) | (~held & ((x - lower <= tiny) | (upper - x <= tiny)))
+    if weak.any():
+        i = int(np.flatnonzero(weak)[0])
+        raise failure(
+            f"{verdict}, but the solution is degenerate: x[{i}] = {x[i]:.6g} is at a bound "
+            f"with a zero multiplier (∂f/∂x = {g[i]:.1e}), so the solution map has a kink "
+            "there and no derivative"
+        )
+    require_positive_definite(jz[np.ix_(~held, ~held)], "the Hessian on the free variables")
     return x, jz, jq
