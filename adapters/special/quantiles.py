@@ -59,6 +59,7 @@ class Gammaincinv(jb.Adapter):
 
     def _slope(self, res):
         a, _, x = res
+        a = a.astype(x.dtype)  # an integer a would reach xlogy's derivative as float0
         return jnp.exp(gammaln(a) + xlogy(1 - a, x) + x)
 
     def pullback(self, res, g):
@@ -99,6 +100,7 @@ class Betaincinv(jb.Adapter):
 
     def _slope(self, res):
         a, b, _, x = res
+        a, b = a.astype(x.dtype), b.astype(x.dtype)  # integers would reach xlogy as float0
         return jnp.exp(betaln(a, b) + xlogy(1 - a, x) + xlog1py(1 - b, -x))
 
     def pullback(self, res, g):
