@@ -4,6 +4,7 @@ mpmath at 30 digits."""
 from __future__ import annotations
 
 import importlib.resources
+
 import mpmath
 import numpy as np
 import pytest
@@ -43,7 +44,6 @@ def mp_derivative(f, point, order) -> float:
 def finite_and_normal(values: np.ndarray) -> np.ndarray:
     """Where a table's value is finite and a normal float64 (no underflow to subnormal)."""
     return np.isfinite(values) & (np.abs(values) >= np.finfo(np.float64).tiny)
-
 
 
 def assert_rounding_close(got, expected, scale, ulps: float, what: str) -> None:

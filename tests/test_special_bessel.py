@@ -225,8 +225,7 @@ def test_order_derivatives_match_mpmath(scaled):
         # 450 ulps: 1e-13 relative
         assert_rounding_close(got[n - 1], expected, np.abs(expected) + value, 450, f"d{n}/dv")
     expected = [
-        mp_float(mpmath.diff(lambda u, t: reference(u, t), (a, b), (1, 1)))
-        for a, b in ORDER_POINTS
+        mp_float(mpmath.diff(lambda u, t: reference(u, t), (a, b), (1, 1))) for a, b in ORDER_POINTS
     ]
     assert_rounding_close(got[3], expected, np.abs(expected) + value, 450, "d2/dv dx")
 
