@@ -41,7 +41,7 @@ def check_user(owner: str, role: str, adapter: object, output: str) -> None:
     name = type(adapter).__name__
     found = _SIGNATURE.match(adapter.signature.replace(" ", ""))
     wanted = {"x": "(n),(p)->(n)", "scalar": "(n),(p)->()", "vector": "(n),(p)->(m)"}[output]
-    fits = found is not None and found.group(2) != "" and found.group(2) != found.group(1)
+    fits = found is not None and found.group(2) != ""
     if fits and found is not None:
         out = found.group(3)
         fits = {"x": out == found.group(1), "scalar": out == "", "vector": out != ""}[output]

@@ -14,13 +14,13 @@ _METHODS = ("L-BFGS-B", "TNC", "SLSQP", "trust-constr")
 
 
 def _lower(raw: np.ndarray) -> np.ndarray:
-    """Drawn lower bounds for ``jaxbridge.testing``: in [-2, -1]."""
-    return -1.5 + raw / 2
+    """Drawn lower bounds for ``jaxbridge.testing``: in [-1.75, -1.25]."""
+    return -1.5 + raw / 4
 
 
 def _upper(raw: np.ndarray) -> np.ndarray:
-    """Drawn upper bounds for ``jaxbridge.testing``: in [1, 2]."""
-    return 1.5 + raw / 2
+    """Drawn upper bounds for ``jaxbridge.testing``: in [1.25, 1.75]."""
+    return 1.5 + raw / 4
 
 
 class MinimizeBounded(ImplicitSolver):
@@ -55,8 +55,9 @@ class MinimizeBounded(ImplicitSolver):
     ∂x_F∂θ θ̇ + H_FA ẋ_A)``; the derivative in ``x0`` and in inactive bounds is exactly zero.
     First order in both modes; the rules run on the host.
 
-    For ``jaxbridge.testing``, bounds are drawn with ``lower`` in [-2, -1] and ``upper`` in
-    [1, 2]; ``x0`` and ``theta`` from the objective's ``domains``.
+    For ``jaxbridge.testing``, bounds are drawn with ``lower`` in [-1.75, -1.25] and
+    ``upper`` in [1.25, 1.75]; ``x0`` and ``theta`` from the objective's ``domains`` (which
+    should keep the solution away from kinks, where a bound becomes weakly active).
     """
 
     objective: jb.Adapter

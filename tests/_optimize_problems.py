@@ -1,0 +1,244 @@
+"""Reference problems for the optimize adapters: residuals, objectives and constraints as
+host Adapters, with closed-form solutions and sensitivities to test against.
+
+Each ``domains`` keeps drawn inputs (``jaxbridge.testing``) away from kinks of the solution
+map, so that finite differences through a whole solve are meaningful.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+import jaxbridge as jb
+
+# --------------------------------------------------------------------------- Kepler
+
+
+def _kepler_theta(raw: np.ndarray) -> np.ndarray:
+    """Eccentricity in [0.1, 0.7], mean anomaly in [-2, 2]."""
+    return np.stack([0.4 + 0.3 * raw[..., 0], 2.0 * raw[..., 1]], axis=-1)
+
+
+class Kepler(jb.Adapter):
+    """Kepler's equation ``E - e sin E - M = 0`` for the eccentric anomaly ``E``; theta is
+    ``(e, M)``. No hooks: the Jacobian comes from ``backward``."""
+
+    signature = "(n),(p)->(n)"
+    domains = {"theta": _kepler_theta}
+
+    def forward(self, x, theta):
+        e, m = theta[..., 0], theta[..., 1]
+        return x - e[..., None] * np.sin(x) - m[..., None]
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        e = theta[..., 0]
+        gx = g * (1 - e[..., None] * np.cos(x))
+        gt = np.stack([-np.sum(g * np.sin(x), -1), -np.sum(g, -1)], -1)
+        return gx, gt
+
+
+class VectorizedKepler(Kepler):
+    """The same, vectorized: its Jacobian comes from one batched ``backward`` call."""
+
+    vectorized = True
+
+
+def kepler_reference(e: float, m: float) -> tuple[float, float, float]:
+    """``E`` by bisection (independent of SciPy's root finders), and ``dE/de``, ``dE/dM``."""
+    low, high = m - 1.0, m + 1.0  # |E - M| = e |sin E| < 1
+    for _ in range(200):
+        mid = (low + high) / 2
+        if mid - e * np.sin(mid) - m > 0:
+            high = mid
+        else:
+            low = mid
+    big_e = (low + high) / 2
+    denominator = 1 - e * np.cos(big_e)
+    return big_e, np.sin(big_e) / denominator, 1 / denominator
+
+
+# ----------------------------------------------------------------------- Rosenbrock
+
+
+def _rosenbrock_theta(raw: np.ndarray) -> np.ndarray:
+    """``a`` in [0.5, 1.5], ``b`` in [3, 7]."""
+    return np.stack([1.0 + 0.5 * raw[..., 0], 5.0 + 2.0 * raw[..., 1]], axis=-1)
+
+
+class Rosenbrock(jb.Adapter):
+    """``(a - x₀)² + b (x₁ - x₀²)²``, minimised at ``(a, a²)``; theta is ``(a, b)``. Exact
+    ``hessian`` hook."""
+
+    signature = "(n),(p)->()"
+    domains = {"theta": _rosenbrock_theta}
+
+    def forward(self, x, theta):
+        a, b = theta
+        return (a - x[0]) ** 2 + b * (x[1] - x[0] ** 2) ** 2
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        a, b = theta
+        r = x[1] - x[0] ** 2
+        gx = np.array([-2 * (a - x[0]) - 4 * b * r * x[0], 2 * b * r])
+        return g * gx, g * np.array([2 * (a - x[0]), r**2])
+
+    def hessian(self, x, theta):
+        a, b = theta
+        r = x[1] - x[0] ** 2
+        hxx = np.array([[2 - 4 * b * r + 8 * b * x[0] ** 2, -4 * b * x[0]], [-4 * b * x[0], 2 * b]])
+        hxt = np.array([[-2, -4 * r * x[0]], [0, 2 * r]])
+        return hxx, hxt
+
+
+class PlainRosenbrock(Rosenbrock):
+    """The same without the hook: second derivatives by differences of the gradient."""
+
+    hessian = None  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- projections
+
+
+def _away_from_box(raw: np.ndarray) -> np.ndarray:
+    """Points whose coordinates are in (-1, 1) or in ±[2, 3]: never within 1/4 of the bounds
+    that ``MinimizeBounded`` draws (lower in [-1.75, -1.25], upper in [1.25, 1.75])."""
+    inside = np.abs(raw) < 0.5
+    return np.where(inside, 2 * raw, np.sign(raw) * (2 + 2 * (np.abs(raw) - 0.5)))
+
+
+class Distance(jb.Adapter):
+    """``½ |x - θ|²``: minimised over a set, its minimiser is the projection of ``θ``. Exact
+    ``hessian`` hook; vectorized."""
+
+    signature = "(n),(n)->()"
+    vectorized = True
+    domains = {"theta": _away_from_box}
+
+    def forward(self, x, theta):
+        return 0.5 * np.sum((x - theta) ** 2, -1)
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        return g[..., None] * (x - theta), -g[..., None] * (x - theta)
+
+    def hessian(self, x, theta):
+        n = x.shape[-1]
+        return np.eye(n), -np.eye(n)
+
+
+def _simplex_theta(raw: np.ndarray) -> np.ndarray:
+    """Three points whose projection onto the simplex has support {0, 1} with margins: the
+    third coordinate is clipped to 0 with a multiplier at least 0.55."""
+    return raw * 0.2 + np.array([0.6, 0.3, -1.0])
+
+
+class SimplexDistance(Distance):
+    domains = {"theta": _simplex_theta}
+
+
+class SumToOne(jb.Adapter):
+    """``Σ x - 1`` (one equality); no dependence on theta."""
+
+    signature = "(n),(p)->(m)"
+
+    def output_specs(self, x, theta):
+        return jax.ShapeDtypeStruct((1,), x.dtype)
+
+    def forward(self, x, theta):
+        return np.array([np.sum(x) - 1.0])
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        return g[0] * np.ones_like(x), np.zeros_like(theta)
+
+
+class Nonnegative(jb.Adapter):
+    """``x >= 0`` as ``c(x) = x``; its ``jacobian`` and ``hessian`` hooks are exact."""
+
+    signature = "(n),(p)->(n)"
+
+    def forward(self, x, theta):
+        return x.copy()
+
+    def backward(self, res, g):
+        _, theta, _ = res
+        return g, np.zeros_like(theta)
+
+    def jacobian(self, x, theta):
+        return np.eye(len(x)), np.zeros((len(x), len(theta)))
+
+    def hessian(self, x, theta):
+        n, p = len(x), len(theta)
+        return np.zeros((n, n, n)), np.zeros((n, n, p))
+
+
+def simplex_projection(theta: np.ndarray) -> np.ndarray:
+    """The Euclidean projection onto the probability simplex, by sorting (Held et al.)."""
+    u = np.sort(theta)[::-1]
+    cumulative = np.cumsum(u) - 1
+    k = np.flatnonzero(u - cumulative / np.arange(1, len(u) + 1) > 0)[-1]
+    return np.maximum(theta - cumulative[k] / (k + 1), 0)
+
+
+class HalfPlanes(jb.Adapter):
+    """Two inequalities in the plane: ``x₀ + x₁ <= 1`` (active when projecting ``θ`` with
+    ``θ₀ + θ₁ > 1``) and ``x₀ >= -5`` (slack)."""
+
+    signature = "(n),(p)->(m)"
+
+    def output_specs(self, x, theta):
+        return jax.ShapeDtypeStruct((2,), x.dtype)
+
+    def forward(self, x, theta):
+        return np.array([1 - x[0] - x[1], x[0] + 5])
+
+    def backward(self, res, g):
+        _, theta, _ = res
+        return np.array([g[1] - g[0], -g[0]]), np.zeros_like(theta)
+
+
+# ------------------------------------------------------------------- least squares
+
+DESIGN = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0], [1.0, 3.0]])
+
+
+class LinearModel(jb.Adapter):
+    """``X β - y`` with a fixed 4×2 design ``X``; theta is ``y``."""
+
+    signature = "(n),(p)->(m)"
+    vectorized = True
+
+    def output_specs(self, beta, y):
+        return jax.ShapeDtypeStruct(y.shape, beta.dtype)
+
+    def forward(self, beta, y):
+        return beta @ DESIGN.T - y
+
+    def backward(self, res, g):
+        return g @ DESIGN, -g
+
+
+def _growth_theta(raw: np.ndarray) -> np.ndarray:
+    """Observations near ``2 exp(0.8 t)`` at t = 0, 1/3, 2/3, 1."""
+    return 2.0 * np.exp(0.8 * np.linspace(0, 1, 4)) + 0.1 * raw
+
+
+class Growth(jb.Adapter):
+    """``a exp(k tᵢ) - yᵢ`` at four times; x is ``(a, k)``, theta is ``y``. Nonlinear, no hooks
+    (second derivatives by differences of the Jacobian)."""
+
+    signature = "(n),(p)->(p)"
+    domains = {"x": lambda raw: np.array([2.0, 0.8]) + 0.2 * raw, "theta": _growth_theta}
+
+    def forward(self, x, y):
+        t = np.linspace(0, 1, len(y))
+        return x[0] * np.exp(x[1] * t) - y
+
+    def backward(self, res, g):
+        x, y, _ = res
+        t = np.linspace(0, 1, len(y))
+        e = np.exp(x[1] * t)
+        return np.array([g @ e, g @ (x[0] * t * e)]), -g
