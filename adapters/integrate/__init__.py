@@ -1,1 +1,6 @@
 """``scipy.integrate`` as adapters: stiff ODEs with adjoint gradients, and quadrature."""
+
+from .ode_solve import OdeSolve as OdeSolve
+from .quad import Quad as Quad
+
+__all__ = ["OdeSolve", "Quad"]

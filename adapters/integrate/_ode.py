@@ -47,28 +47,62 @@ def integrate(
     dense: bool = False,
 ) -> Any:
     """``solve_ivp`` with the adapter's settings; raise ``IntegrationFailure`` naming
-    ``what`` and quoting SciPy's message unless it reached ``span[1]`` with finite values."""
+    ``what`` and quoting SciPy's message unless it reached ``span[1]`` with finite values.
+
+    A non-finite derivative or Jacobian stops the solve at once: SciPy's LSODA would
+    otherwise stall on it for ever (its time stops advancing while it reports success, step
+    after step), and the others fail less clearly.
+    """
     options: dict[str, Any] = {"rtol": settings.rtol, "atol": settings.atol}
     if settings.max_step != np.inf:
         options["max_step"] = settings.max_step
+    reached = [span[0]]  # the last time the solver asked about, for the messages
+
+    def finite_fun(t: float, z: np.ndarray) -> np.ndarray:
+        reached[0] = t
+        dz = fun(t, z)
+        if not np.isfinite(dz).all():
+            raise _NonFinite(t, "derivative")
+        return dz
+
+    def finite_jac(t: float, z: np.ndarray) -> Any:
+        m = jac(t, z)  # type: ignore[misc]
+        m = _dense(m) if settings.method == "LSODA" else m  # LSODA takes dense ones only
+        values = m.data if scipy.sparse.issparse(m) else m
+        if not np.isfinite(values).all():
+            raise _NonFinite(t, "Jacobian")
+        return m
+
     if settings.method in IMPLICIT and jac is not None:
-        if settings.method == "LSODA":  # LSODA takes dense Jacobians only
-            options["jac"] = lambda t, z: _dense(jac(t, z))
-        else:
-            options["jac"] = jac
-    sol = scipy.integrate.solve_ivp(
-        fun, span, z0, method=settings.method, t_eval=t_eval, dense_output=dense, **options
-    )
+        options["jac"] = finite_jac
+    method = settings.method
+    where = f"[{span[0]:.8g}, {span[1]:.8g}]"
+    try:
+        sol = scipy.integrate.solve_ivp(
+            finite_fun, span, z0, method=method, t_eval=t_eval, dense_output=dense, **options
+        )
+    except _NonFinite as stop:
+        raise failure(
+            f"{what}: solve_ivp(method={method!r}) met a non-finite {stop.what} (NaN or inf) "
+            f"at t = {stop.t:.8g} of {where}: the solution overflows there, or the right-hand "
+            "side (or its derivative) returned NaN"
+        ) from None
     if sol.status != 0:
         raise failure(
-            f"{what}: solve_ivp(method={settings.method!r}) stopped at t = "
-            f"{sol.t[-1]:.8g} of [{span[0]:.8g}, {span[1]:.8g}]: {sol.message}"
+            f"{what}: solve_ivp(method={method!r}) stopped near t = {reached[0]:.8g} of "
+            f"{where}: {sol.message.rstrip('.')}"
         )
     if not np.isfinite(sol.y).all():
         raise failure(
             f"{what}: the solution is not finite (it overflowed) before t = {span[1]:.8g}"
         )
     return sol
+
+
+class _NonFinite(Exception):
+    def __init__(self, t: float, what: str) -> None:
+        super().__init__(t, what)
+        self.t, self.what = float(t), what
 
 
 def _dense(m: Any) -> np.ndarray:
