@@ -111,7 +111,8 @@ class HostFunction:
         hook: Any = getattr(self.adapter, "jacobian", None)
         if callable(hook):
             m, n, p = self(x).shape[-1], x.shape[-1], self.theta.shape[-1]
-            jx, jt = hook(x, self.theta)
+            pair: Any = hook(x, self.theta)
+            jx, jt = pair
             return self._hooked("jacobian", jx, (m, n)), self._hooked("jacobian", jt, (m, p))
         m = self(x).shape[-1]
         return self.pullbacks(x, np.eye(m))[1:]
@@ -147,7 +148,8 @@ class HostFunction:
         if callable(hook):
             lead = () if self.scalar else self(x).shape[-1:]
             n, p = x.shape[-1], self.theta.shape[-1]
-            hxx, hxt = hook(x, self.theta)
+            pair: Any = hook(x, self.theta)
+            hxx, hxt = pair
             return self._hooked("hessian", hxx, (*lead, n, n)), self._hooked(
                 "hessian", hxt, (*lead, n, p)
             )
