@@ -25,9 +25,7 @@ class RobertsonNoJacobian(jb.Adapter):
     def forward(self, t, y, theta):
         k1, k2, k3 = np.exp(theta)
         y1, y2, y3 = y
-        return np.array(
-            [-k1 * y1 + k3 * y2 * y3, k1 * y1 - k2 * y2**2 - k3 * y2 * y3, k2 * y2**2]
-        )
+        return np.array([-k1 * y1 + k3 * y2 * y3, k1 * y1 - k2 * y2**2 - k3 * y2 * y3, k2 * y2**2])
 
     def backward(self, res, g):
         t, y, theta, _ = res

@@ -45,15 +45,25 @@ def integrate(
     z0: np.ndarray,
     t_eval: np.ndarray | None = None,
     dense: bool = False,
+    quadratures: int = 0,
 ) -> Any:
     """``solve_ivp`` with the adapter's settings; raise ``IntegrationFailure`` naming
     ``what`` and quoting SciPy's message unless it reached ``span[1]`` with finite values.
+
+    The last ``quadratures`` components (integrals of the others, which nothing feeds
+    back from) are left out of the error control, as CVODES does by default: they follow
+    the steps the others need. Held to ``atol`` while they start from 0, they could make
+    the Newton iterations of BDF fail on their rounding alone.
 
     A non-finite derivative or Jacobian stops the solve at once: SciPy's LSODA would
     otherwise stall on it for ever (its time stops advancing while it reports success, step
     after step), and the others fail less clearly.
     """
-    options: dict[str, Any] = {"rtol": settings.rtol, "atol": settings.atol}
+    atol: Any = settings.atol
+    if quadratures:
+        atol = np.full(len(z0), float(settings.atol))
+        atol[len(z0) - quadratures :] = _UNCONTROLLED
+    options: dict[str, Any] = {"rtol": settings.rtol, "atol": atol}
     if settings.max_step != np.inf:
         options["max_step"] = settings.max_step
     reached = [span[0]]  # the last time the solver asked about, for the messages
@@ -97,6 +107,9 @@ def integrate(
             f"{what}: the solution is not finite (it overflowed) before t = {span[1]:.8g}"
         )
     return sol
+
+
+_UNCONTROLLED = 1e300  # an absolute tolerance that no error reaches: no error control
 
 
 class _NonFinite(Exception):
@@ -238,10 +251,9 @@ def adjoint(
     if len(nonzero) == 0:
         return np.zeros(n), thetabar, tbar
     last = int(nonzero[-1])
-    lam = g[last].copy()
+    lam = np.zeros(n)  # λ just after each output time, before its cotangent is added
     for i in range(last, 0, -1):
-        if i < last:
-            lam += g[i]
+        lam += g[i]
         tbar[i] = g[i] @ dyn.f(ts[i], ys[i])
         lam, dtheta = _adjoint_interval(settings, dyn, ts[i - 1], ts[i], ys[i - 1], lam)
         thetabar += dtheta
@@ -290,7 +302,7 @@ def _adjoint_interval(
         return -np.concatenate([top, bottom])
 
     z0 = np.concatenate([lam_end, np.zeros(p)])
-    z = integrate(settings, where, fun, jac, (end, start), z0).y[:, -1]
+    z = integrate(settings, where, fun, jac, (end, start), z0, quadratures=p).y[:, -1]
     return z[:n], z[n:]
 
 
