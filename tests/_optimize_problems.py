@@ -242,3 +242,44 @@ class Growth(jb.Adapter):
         t = np.linspace(0, 1, len(y))
         e = np.exp(x[1] * t)
         return np.array([g @ e, g @ (x[0] * t * e)]), -g
+
+
+# ------------------------------------------------------------------------- a ball
+
+
+class TargetDistance(jb.Adapter):
+    """``½ |x - t|²`` with theta ``(t₀, t₁, r)`` (``r`` is the ball's radius, unused here)."""
+
+    signature = "(n),(p)->()"
+
+    def forward(self, x, theta):
+        return 0.5 * np.sum((x - theta[:2]) ** 2)
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        return g * (x - theta[:2]), g * np.array([*(theta[:2] - x), 0.0])
+
+
+class InBall(jb.Adapter):
+    """``r² - |x|² >= 0``: nonlinear, and moving with theta; no hooks (its Jacobian from
+    ``backward``, its second derivatives by differences)."""
+
+    signature = "(n),(p)->(m)"
+
+    def output_specs(self, x, theta):
+        return jax.ShapeDtypeStruct((1,), x.dtype)
+
+    def forward(self, x, theta):
+        return np.array([theta[2] ** 2 - np.sum(x**2)])
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        return -2 * g[0] * x, np.array([0.0, 0.0, 2 * g[0] * theta[2]])
+
+
+def ball_projection(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``r t / |t|`` for ``|t| > r``, and its Jacobian in ``(t₀, t₁, r)``."""
+    t, r = theta[:2], theta[2]
+    norm = np.linalg.norm(t)
+    jac_t = r / norm * (np.eye(2) - np.outer(t, t) / norm**2)
+    return r * t / norm, np.concatenate([jac_t, (t / norm)[:, None]], axis=1)

@@ -132,11 +132,13 @@ def _nonnegative(system: KKTSystem, x: np.ndarray, rows: np.ndarray, equalities:
     (the equalities' split into two nonnegative parts); 0 off ``rows``."""
     jx, _ = system.jacobians(x)
     chosen = np.flatnonzero(rows)
+    mu = np.zeros(system.m)
+    if not len(chosen):  # (SciPy 1.17's nnls frees memory twice on a matrix with no columns)
+        return mu
     columns = jx[chosen].T
     free = chosen < equalities
     matrix = np.concatenate([columns, -columns[:, free]], axis=1)
     solution = scipy.optimize.nnls(matrix, system.f.gradient(x)[0])[0]
-    mu = np.zeros(system.m)
     mu[chosen] = solution[: len(chosen)]
     mu[chosen[free]] -= solution[len(chosen) :]
     return mu
