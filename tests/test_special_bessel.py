@@ -24,7 +24,7 @@ from jaxbridge.adapters.special import (
     Jv,
     Kv,
     Kve,
-    KvOrderDerivative,
+    KvDerivative,
     Yv,
     iv,
     ive,
@@ -169,7 +169,8 @@ def test_scaled_forms_stay_finite_where_the_unscaled_ones_overflow():
             expected = [mp_derivative(lambda t: reference(1.5, t), t, 1) for t in x]
             # (f(v-1) + f(v+1)) / 2 - f, for f of size 1/sqrt(2 pi x): rounding of the terms
             assert_rounding_close(slope, expected, adapter(1.5, x), 8, f"{adapter} slope")
-        # kve in its order too: the integral is evaluated in logs
+        # kve in its order too: the integral is evaluated in logs, and its slope in x has
+        # no cancellation
         slope = jax.vmap(jax.grad(kve), (None, 0))(1.5, x)
         expected = [mp_derivative(lambda v: _kve(v, t), 1.5, 1) for t in x]
         np.testing.assert_allclose(slope, expected, rtol=1e-12)
@@ -230,32 +231,36 @@ def test_order_derivatives_match_mpmath(scaled):
     assert_rounding_close(got[3], expected, np.abs(expected) + value, 450, "d2/dv dx")
 
 
-def test_order_derivative_integral_matches_mpmath_widely():
-    """KvOrderDerivative(m) on the host over orders 0 to 200 and x from 1e-30 to 1e4:
-    within 2e-13 of mpmath (1e-15 typical; the large orders lose a few digits to the
-    size of the exponent in the integrand), and exactly 0 for odd m at v = 0."""
-    v = np.array([0.3, -1.7, 2.5, 10.0, 50.0, 200.0])
-    x = np.array([1e-30, 1e-3, 1.0, 7.0, 600.0, 1e4])
+def test_derivative_integrals_match_mpmath_widely():
+    """KvDerivative(m, k) on the host, for orders from 1e-30 to 60 and x from 1e-20 to 1e4,
+    unscaled and scaled: within 2e-13 of mpmath (1e-15 typical; the large orders lose a few
+    digits to the size of the exponent in the integrand), and exactly 0 for odd m at v = 0.
+    At v = 1e-30, where the recurrence -(T(v-1) + T(v+1)) / 2 would cancel to rounding
+    noise, the integrals keep full relative accuracy."""
+    v = np.array([1e-30, -1.7, 10.0, 60.0])
+    x = np.array([1e-20, 1e-3, 1.0, 600.0, 1e4])
     vv, xx = (a.ravel() for a in np.meshgrid(v, x))
-    for m in (1, 2, 3):
-        got = KvOrderDerivative(m).forward(vv, xx)
-        expected = np.array(
-            [mp_derivative(lambda u: mpmath.besselk(u, b), a, m) for a, b in zip(vv, xx)]
-        )
+    for m, k, scaled in [(1, 0, False), (2, 0, True), (0, 1, False), (1, 1, True), (0, 2, True)]:
+        got = KvDerivative(m, k, scaled).forward(vv, xx)
+        f = _kve if scaled else mpmath.besselk
+        with mpmath.workdps(60):  # at v = 1e-30, 30 digits leave mpmath.diff too few
+            expected = np.array(
+                [(-1) ** k * mp_float(mpmath.diff(f, (a, b), (m, k))) for a, b in zip(vv, xx)]
+            )
         kept = finite_and_normal(expected) & (np.abs(expected) < 1e300)
-        np.testing.assert_allclose(got[kept], expected[kept], rtol=2e-13)
+        np.testing.assert_allclose(got[kept], expected[kept], rtol=2e-13, err_msg=f"{m, k}")
         assert np.all((got[~kept] == 0) | np.isinf(got[~kept]))  # beyond float64's range
-    assert KvOrderDerivative(1).forward(np.array(0.0), np.array(2.0)) == 0
+    assert KvDerivative(1).forward(np.array(0.0), np.array(2.0)) == 0
 
 
-def test_order_derivative_edges():
+def test_derivative_integral_edges():
     """x = 0 gives ±inf (0 for odd m at v = 0), x = inf gives 0, x < 0 and NaN give NaN."""
     v = np.array([1.0, -1.0, 0.0, 1.0, 1.0, np.nan])
     x = np.array([0.0, 0.0, 0.0, np.inf, -1.0, 1.0])
-    got = KvOrderDerivative(1).forward(v, x)
+    got = KvDerivative(1).forward(v, x)
     np.testing.assert_array_equal(got, [np.inf, -np.inf, 0.0, 0.0, np.nan, np.nan])
-    with pytest.raises(ValueError, match="KvOrderDerivative: parameter 'm'"):
-        KvOrderDerivative(0)
+    with pytest.raises(ValueError, match="KvDerivative: parameters 'm' and 'k'"):
+        KvDerivative(0, 0)
 
 
 # ---------------------------------------------------------------- no derivative in the order
@@ -297,7 +302,7 @@ REAL_ORDERS = np.array([0.0, -1.3, 2.5]), np.array([0.5, 2.0, 7.5])
         (Ive(), INTEGER_ORDERS),
         (Kv(), REAL_ORDERS),  # differentiable in both
         (Kve(), REAL_ORDERS),
-        (KvOrderDerivative(1), REAL_ORDERS),
+        (KvDerivative(1, 1, scaled=True), REAL_ORDERS),
     ],
     ids=lambda p: type(p).__name__ if not isinstance(p, tuple) else "",
 )

@@ -5,7 +5,7 @@ Ready to call with SciPy's names and argument order, elementwise with broadcasti
 - ``jv``, ``yv``, ``iv``, ``ive`` (``v``, ``x``): Bessel functions of real order,
   differentiable in ``x`` to every order; in ``v`` a ``TypeError``.
 - ``kv``, ``kve`` (``v``, ``x``): differentiable in ``v`` and ``x`` to every order, exactly
-  (``KvOrderDerivative`` holds the derivatives in ``v``).
+  (``KvDerivative`` holds their derivatives).
 - ``gammaincinv`` (``a``, ``p``), ``betaincinv`` (``a``, ``b``, ``y``): differentiable in
   the probability to every order; in the shape parameters a ``TypeError``.
 - ``lambertw`` (``x``): the principal branch, real, to every order.
@@ -24,8 +24,8 @@ from .bessel import ive as ive
 from .bessel import jv as jv
 from .bessel import yv as yv
 from .bessel_k import Kv as Kv
+from .bessel_k import KvDerivative as KvDerivative
 from .bessel_k import Kve as Kve
-from .bessel_k import KvOrderDerivative as KvOrderDerivative
 from .bessel_k import kv as kv
 from .bessel_k import kve as kve
 from .lambertw import LambertW as LambertW
@@ -43,7 +43,7 @@ __all__ = [
     "Jv",
     "Kv",
     "Kve",
-    "KvOrderDerivative",
+    "KvDerivative",
     "LambertW",
     "Yv",
     "betaincinv",

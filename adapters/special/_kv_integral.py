@@ -1,19 +1,22 @@
-"""The integrals behind ``kv``'s derivatives in its order, on the host (NumPy only).
+"""The integrals behind ``kv``'s and ``kve``'s derivatives, on the host (NumPy only).
 
-For ``x > 0`` and every real ``v`` (DLMF 10.32.9 and its derivatives in ``v``)::
+For ``x > 0`` and every real ``v`` (DLMF 10.32.9, differentiated under the integral)::
 
-    T_m(v, x) = ∫_0^∞ t^m c_m(v t) e^{-x cosh t} dt,   c_m = cosh (m even), sinh (m odd),
+    ∂^m/∂v^m (-∂/∂x)^k K_v(x) = ∫_0^∞ t^m c_m(v t) cosh(t)^k e^{-x cosh t} dt,
+    ∂^m/∂v^m (-∂/∂x)^k kve(v, x) = ∫_0^∞ t^m c_m(v t) (cosh t - 1)^k e^{-x (cosh t - 1)} dt,
 
-so ``T_0 = K_v(x)`` and ``T_m = ∂^m K_v(x) / ∂v^m``. The family is closed under both
-derivatives: ``∂T_m/∂v = T_{m+1}`` and ``∂T_m/∂x = -(T_m(v-1, x) + T_m(v+1, x)) / 2``
-(``cosh t cosh vt = (cosh (v+1)t + cosh (v-1)t) / 2``, the same for ``sinh``).
+with ``c_m = cosh`` for even ``m`` and ``sinh`` for odd ``m``. Each derivative is again one
+of these integrals, with ``m + 1`` or ``k + 1``: every term is positive (for ``v > 0``), so
+no derivative is a difference of nearly equal terms, as the recurrences
+``-(K_{v-1} + K_{v+1}) / 2`` are in ``v`` near 0 and ``kve`` is at large ``x``.
 
 The integrand is an even, entire function of ``t``, so the trapezoid rule over [0, ∞)
-(half weight at 0) converges geometrically in the number of nodes. It is evaluated in logs,
-``G(t) = m log t + log c_m(|v| t) - x (cosh t - 1)``, relative to its maximum, so neither
-``cosh(v t)`` nor ``e^{-x cosh t}`` overflows or underflows on the way: the grid covers the
-interval where ``G`` is within 50 of its maximum (the rest weighs less than ``e^{-50}``),
-found by bisection, with 256 nodes.
+(half weight at 0) converges geometrically. It is evaluated in logs,
+``G(t) = m log t + log c_m(|v| t) + k log f(t) - x (cosh t - 1)`` with ``f = cosh`` or
+``cosh - 1``, relative to its maximum, so nothing overflows or underflows on the way; the
+nodes cover where ``G`` is within 50 of its maximum (the rest weighs less than ``e^{-50}``),
+found by bisection: 256 of them, or more so that steps stay below 0.1 (the long plateau of
+``e^{-x cosh t}`` at small ``x``).
 """
 
 from __future__ import annotations
@@ -27,61 +30,67 @@ _BISECTIONS = 48  # in log t: a relative precision of 1e-11 or better
 _TINY = 1e-300
 
 
-def kv_order_derivative(m: int, scaled: bool, v: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``T_m(v, x)`` (times ``e^x`` if ``scaled``) elementwise, in float64.
+def kv_derivative(m: int, k: int, scaled: bool, v: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``∂^m/∂v^m (-∂/∂x)^k`` of ``K_v(x)`` (of ``kve(v, x)`` if ``scaled``), elementwise,
+    in float64, by the integral above.
 
-    ``x = 0`` gives ``±inf`` (0 for odd ``m`` and ``v = 0``), ``x = inf`` gives 0, and
-    ``x < 0`` or a NaN or infinite argument gives NaN, as ``scipy.special.kv`` does.
+    ``x = 0`` gives ``±inf`` (0 for odd ``m`` at ``v = 0``), ``x = inf`` gives 0, and
+    ``x < 0`` or a NaN or infinite argument gives NaN, as ``scipy.special.kv`` does. A true
+    value beyond float64's range gives ``±inf`` or 0.
     """
     v, x = np.broadcast_arrays(np.asarray(v, np.float64), np.asarray(x, np.float64))
     a = np.abs(v)
-    sign = np.where(v < 0, -1.0, 1.0) ** m  # T_m(-v) = (-1)^m T_m(v)
+    sign = np.where(v < 0, -1.0, 1.0) ** m  # odd in v for odd m, even for even m
     odd_zero = (m % 2 == 1) & (a == 0)  # sinh(0 t) = 0
     out = np.full(v.shape, np.nan)
     out[np.isfinite(v) & (x == 0)] = np.inf
     out[np.isfinite(v) & (x == np.inf)] = 0.0
     out[odd_zero & (x >= 0)] = 0.0
     inside = np.isfinite(v) & np.isfinite(x) & (x > 0) & ~odd_zero
-    log_scaled = _log_integral(m, a[inside], x[inside])
-    with np.errstate(over="ignore"):  # a true value beyond float64 is inf, as in kv
-        out[inside] = np.exp(log_scaled if scaled else log_scaled - x[inside])
+    log_value = _log_integral(m, k, scaled, a[inside], x[inside])
+    with np.errstate(over="ignore"):
+        out[inside] = np.exp(log_value if scaled else log_value - x[inside])
     return sign * out
 
 
-def _log_integral(m: int, a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``log ∫_0^∞ t^m c_m(a t) e^{-x (cosh t - 1)} dt`` for ``a >= 0``, ``x > 0`` (1-D)."""
+def _log_integral(m: int, k: int, scaled: bool, a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``log ∫_0^∞ e^{G(t)} dt`` for ``a >= 0``, ``x > 0`` (1-D arrays)."""
     if a.size == 0:
         return a
-    # G rises while G' > 0: beyond max(1, asinh((a + m + 1) / x)), G' <= 0
-    # (a coth(a t) <= a + 1/t, and m/t <= m for t >= 1); beyond
-    # t1 = max(1, asinh((a + m + 61) / x)), G' <= -60, so G(t1 + 1) is 60 below the peak
-    rise_ends = np.maximum(1.0, np.arcsinh((a + m + 1.0) / x))
-    far = np.maximum(1.0, np.arcsinh((a + m + 61.0) / x)) + 1.0
-    near = _TINY * rise_ends  # where G is as at 0 (m = 0), or far below the peak (m > 0)
-    peak = _bisect(lambda t: _slope(m, a, x, t) > 0, near, rise_ends)
-    top = np.maximum(_log_integrand(m, a, x, peak), _log_integrand(m, a, x, near))
+
+    def log_integrand(t):
+        return _log_integrand(m, k, scaled, a, x, t)
+
+    # G' <= (m + 2k + 1)/t + a + k - x sinh t (a coth(a t) <= a + 1/t, coth(t/2) <= 1 + 2/t),
+    # so for t >= 1, G' <= 0 beyond asinh((a + m + 3k + 1) / x) and G' <= -60 beyond
+    # t1 = asinh((a + m + 3k + 61) / x): G(t1 + 1) is more than 60 below the peak
+    rise_ends = np.maximum(1.0, np.arcsinh((a + m + 3 * k + 1.0) / x))
+    far = np.maximum(1.0, np.arcsinh((a + m + 3 * k + 61.0) / x)) + 1.0
+    near = _TINY * rise_ends  # where G is as at 0, or far below its peak
+    peak = _bisect(lambda t: _slope(m, k, scaled, a, x, t) > 0, near, rise_ends)
+    top = np.maximum(log_integrand(peak), log_integrand(near))
     level = top - _DROP
-    upper = _bisect(lambda t: _log_integrand(m, a, x, t) >= level, peak, far)
-    lower = _bisect(lambda t: _log_integrand(m, a, x, t) < level, near, peak)
+    upper = _bisect(lambda t: log_integrand(t) >= level, peak, far)
+    lower = _bisect(lambda t: log_integrand(t) < level, near, peak)
     # from 0 the rule is spectrally accurate (the integrand is even); a window far from 0
     # starts where the integrand is negligible
     start = np.where(lower <= 0.25 * upper, 0.0, lower)
-    # steps of at most a 255th of the window (a narrow peak) and at most _STEP (the
-    # plateau and double-exponential fall of e^{-x cosh t} when x is small)
     count = np.maximum(_NODES, np.ceil((upper - start) / _STEP) + 1).astype(np.int64)
     h = (upper - start) / (count - 1)
-    k = np.arange(count.max())
-    t = start[:, None] + h[:, None] * k
-    terms = np.exp(_log_integrand(m, a[:, None], x[:, None], t) - top[:, None])
-    weights = np.where(k < count[:, None] - 1, 1.0, np.where(k == count[:, None] - 1, 0.5, 0.0))
+    j = np.arange(count.max())
+    t = start[:, None] + h[:, None] * j
+    terms = np.exp(_log_integrand(m, k, scaled, a[:, None], x[:, None], t) - top[:, None])
+    last = count[:, None] - 1
+    weights = np.where(j < last, 1.0, np.where(j == last, 0.5, 0.0))
     weights[:, 0] = 0.5
-    total = np.einsum("ij,ij->i", terms, weights)
-    return top + np.log(h * total)
+    return top + np.log(h * np.einsum("ij,ij->i", terms, weights))
 
 
-def _log_integrand(m: int, a: np.ndarray, x: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """``G(t)``; ``-inf`` where the integrand is 0 (``t = 0`` with ``m > 0``)."""
+def _log_integrand(m, k, scaled, a, x, t):
+    """``G(t)``; ``-inf`` where the integrand is 0 (at ``t = 0`` when ``m`` or, scaled,
+    ``k`` is positive)."""
     at = a * t
+    half = 2.0 * np.sinh(t / 2) ** 2  # cosh t - 1, without cancelling
     with np.errstate(divide="ignore", over="ignore"):
         if m % 2 == 0:  # log cosh, without overflow: a t + log1p(e^{-2 a t}) - log 2
             log_c = at + np.log1p(np.exp(-2.0 * at)) - np.log(2.0)
@@ -92,15 +101,21 @@ def _log_integrand(m: int, a: np.ndarray, x: np.ndarray, t: np.ndarray) -> np.nd
                 at - np.log(2.0) + np.log1p(-np.exp(-2.0 * at)),
             )
         power = m * np.log(t) if m else 0.0
-        return power + log_c - x * 2.0 * np.sinh(t / 2) ** 2  # cosh t - 1, without cancelling
+        if not k:
+            factor = 0.0
+        elif scaled:
+            factor = k * np.log(half)
+        else:
+            factor = k * (t + np.log1p(np.exp(-2.0 * t)) - np.log(2.0))  # k log cosh t
+        return power + log_c + factor - x * half
 
 
-def _slope(m: int, a: np.ndarray, x: np.ndarray, t: np.ndarray) -> np.ndarray:
+def _slope(m, k, scaled, a, x, t):
     """``G'(t)`` for ``t > 0``."""
-    at = a * t
-    with np.errstate(divide="ignore", invalid="ignore"):
-        c = np.tanh(at) if m % 2 == 0 else 1.0 / np.tanh(at)
-        return m / t + a * c - x * np.sinh(t)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        c = np.tanh(a * t) if m % 2 == 0 else 1.0 / np.tanh(a * t)
+        f = 1.0 / np.tanh(t / 2) if scaled else np.tanh(t)
+        return m / t + a * c + k * f - x * np.sinh(t)
 
 
 def _bisect(inside, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """``kv``, ``kve``: the modified Bessel function of the second kind, differentiable in its
-order ``v`` and in ``x`` to every order, exactly; ``KvOrderDerivative``, the order
-derivatives that make that possible."""
+order ``v`` and in ``x`` to every order, exactly; ``KvDerivative``, the derivatives that
+make that possible."""
 
 from __future__ import annotations
 
@@ -11,44 +11,41 @@ import scipy.special
 import jaxbridge as jb
 
 from ._common import float_dtype, host_dtype
-from ._kv_integral import kv_order_derivative
+from ._kv_integral import kv_derivative
 
 
 class _BesselK(jb.Adapter):
-    """``∂^m/∂v^m K_v(x)`` (times ``e^x`` when scaled), elementwise in ``v`` and ``x``.
+    """``∂^m/∂v^m (-∂/∂x)^k`` of ``K_v(x)`` (of ``kve`` when scaled), elementwise.
 
-    The family is closed under both derivatives (DLMF 10.29.1 and the integral in
-    ``_kv_integral``): ``∂/∂v`` is the next member, ``m + 1``, and ``∂/∂x`` is
-    ``-(member(v - 1) + member(v + 1)) / 2``, plus the member itself when scaled. The rules
-    call the members as bridged adapters, so derivatives of every order work in both modes.
+    The family is closed under both derivatives: ``∂/∂v`` is the member ``(m + 1, k)`` and
+    ``∂/∂x`` is minus the member ``(m, k + 1)`` (see ``_kv_integral``). The rules call the
+    members as bridged adapters, so derivatives of every order work in both modes.
     """
 
     signature = "(),()->()"
     vectorized = True
-    domains = {"x": "positive"}  # every real v is smooth; x > 0
+    domains = {"x": "positive"}  # smooth for every real v and x > 0
 
-    def member(self) -> tuple[int, bool]:
-        """``(m, scaled)``: which derivative in the order this is, and whether scaled."""
+    def member(self) -> tuple[int, int, bool]:
+        """``(m, k, scaled)``: which derivative of ``kv`` (``kve`` if scaled) this is."""
         raise NotImplementedError
 
     def output_specs(self, v, x):
         return jax.ShapeDtypeStruct(jnp.broadcast_shapes(v.shape, x.shape), float_dtype(v, x))
 
-    def _slopes(self, v, x, y):
-        m, scaled = self.member()
-        same = _member(m, scaled)
-        d_v = _member(m + 1, scaled)(v, x)
-        d_x = -(same(v - 1, x) + same(v + 1, x)) / 2
-        return d_v, d_x + y if scaled else d_x
+    def _slopes(self, v, x):
+        m, k, scaled = self.member()
+        return KvDerivative(m + 1, k, scaled)(v, x), -KvDerivative(m, k + 1, scaled)(v, x)
 
     def pullback(self, res, g):
-        d_v, d_x = self._slopes(*res)
+        v, x, _ = res
+        d_v, d_x = self._slopes(v, x)
         return g * d_v, g * d_x
 
     def pushforward(self, res, tangents):
-        d_v, d_x = self._slopes(*res)
-        dv, dx = tangents
-        terms = [s * t for s, t in ((d_v, dv), (d_x, dx)) if t is not None]
+        v, x, _ = res
+        d_v, d_x = self._slopes(v, x)
+        terms = [s * t for s, t in ((d_v, tangents[0]), (d_x, tangents[1])) if t is not None]
         return sum(terms[1:], terms[0]) if terms else None
 
 
@@ -58,15 +55,16 @@ class Kv(_BesselK):
 
     Real ``v`` (``K_{-v} = K_v``) and ``x > 0``; ``inf`` at ``x = 0``, NaN for ``x < 0``
     (complex there), as SciPy gives. ``K_v(x)`` falls like ``e^{-x}`` and underflows to 0
-    beyond ``x`` of about 705: use ``kve`` there. Values are SciPy's (AMOS), accurate to
-    about 1e-15 relative.
+    beyond ``x`` of about 705: use ``kve`` there. Values are SciPy's (AMOS).
 
-    Derivatives, exact and of every order: in ``x``, ``-(K_{v-1}(x) + K_{v+1}(x)) / 2``; in
-    ``v``, ``KvOrderDerivative(1)``, the integral ``∫_0^∞ t sinh(v t) e^{-x cosh t} dt``.
+    Derivatives, exact and of every order in both arguments: ``KvDerivative(m, k)``, the
+    integral ``∫_0^∞ t^m c(v t) cosh(t)^k e^{-x cosh t} dt`` (``c = cosh`` for even ``m``,
+    ``sinh`` for odd): ``∂/∂v`` is ``KvDerivative(1, 0)``, ``∂/∂x`` is
+    ``-KvDerivative(0, 1)`` (equal to ``-(K_{v-1} + K_{v+1}) / 2``).
     """
 
     def member(self):
-        return 0, False
+        return 0, 0, False
 
     def forward(self, v, x):
         return scipy.special.kv(v, x).astype(host_dtype(v, x))
@@ -77,55 +75,54 @@ class Kve(_BesselK):
 
     Finite for every finite ``x > 0`` (about ``sqrt(pi / (2 x))`` for large ``x``) where
     ``kv`` underflows; ``inf`` at 0, NaN for ``x < 0``. Derivatives, exact and of every
-    order: in ``x``, ``kve(v, x) - (kve(v-1, x) + kve(v+1, x)) / 2``; in ``v``,
-    ``KvOrderDerivative(1, scaled=True)``.
+    order: ``KvDerivative(m, k, scaled=True)``, whose integrand carries ``(cosh t - 1)^k
+    e^{-x (cosh t - 1)}``: no overflow, and no cancellation at large ``x``.
     """
 
     def member(self):
-        return 0, True
+        return 0, 0, True
 
     def forward(self, v, x):
         return scipy.special.kve(v, x).astype(host_dtype(v, x))
 
 
-class KvOrderDerivative(_BesselK):
-    """``∂^m K_v(x) / ∂v^m`` (times ``e^x`` if ``scaled``) for ``m >= 1``, as the integral
+class KvDerivative(_BesselK):
+    """``∂^m/∂v^m (-∂/∂x)^k K_v(x)`` (of ``kve(v, x)`` if ``scaled``), ``m + k >= 1``:
 
-        ∫_0^∞ t^m c(v t) e^{-x cosh t} dt,   c = cosh for even m, sinh for odd m,
+        ∫_0^∞ t^m c(v t) cosh(t)^k e^{-x cosh t} dt                      (unscaled)
+        ∫_0^∞ t^m c(v t) (cosh t - 1)^k e^{-x (cosh t - 1)} dt           (scaled)
 
-    by the trapezoid rule in logs (see ``_kv_integral``): no overflow on the way, a true
-    value beyond float64 gives ``inf``, one below gives 0. Accurate to about 1e-15 relative
-    for moderate ``v`` and ``x``, 1e-13 for ``|v|`` in the hundreds (measured against
-    mpmath). Real ``v``, ``x > 0``; ``±inf`` at ``x = 0``, NaN for ``x < 0``.
+    with ``c = cosh`` for even ``m``, ``sinh`` for odd ``m``, by the trapezoid rule in logs
+    (see ``_kv_integral``): a true value beyond float64 gives ``inf``, one below gives 0.
+    Accurate to about 1e-15 relative for moderate ``v`` and ``x``, 1e-13 for ``|v|`` in the
+    hundreds (measured against mpmath). Real ``v``, ``x > 0``; ``±inf`` at ``x = 0``, NaN for
+    ``x < 0``.
 
-    ``kv`` and ``kve`` use it for their derivatives in ``v``; its own derivatives are the
-    next ``m`` (in ``v``) and the same ``m`` at ``v ± 1`` (in ``x``), so every order works.
+    ``kv`` and ``kve`` use it for their derivatives; its own are ``(m + 1, k)`` in ``v``
+    and ``-(m, k + 1)`` in ``x``, so every order works.
     """
 
     m: int = 1
+    k: int = 0
     scaled: bool = False
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.m, int) and self.m >= 1):
+        orders = (self.m, self.k)
+        if not all(isinstance(n, int) and n >= 0 for n in orders) or sum(orders) < 1:
             raise ValueError(
-                f"KvOrderDerivative: parameter 'm' (the order of the derivative in v) must be "
-                f"an integer of at least 1 (m = 0 is kv itself), got {self.m!r}."
+                f"KvDerivative: parameters 'm' and 'k' (the orders of the derivatives in v and "
+                f"-x) must be integers of at least 0, not both 0 (that is kv itself); got "
+                f"m={self.m!r}, k={self.k!r}."
             )
 
     def member(self):
-        return self.m, self.scaled
+        return self.m, self.k, self.scaled
 
     def forward(self, v, x):
-        return kv_order_derivative(self.m, self.scaled, v, x).astype(host_dtype(v, x))
-
-
-def _member(m: int, scaled: bool) -> jb.Adapter:
-    if m == 0:
-        return kve if scaled else kv
-    return KvOrderDerivative(m, scaled)
+        return kv_derivative(self.m, self.k, self.scaled, v, x).astype(host_dtype(v, x))
 
 
 kv = Kv()
 kve = Kve()
 
-__all__ = ["Kv", "Kve", "KvOrderDerivative", "kv", "kve"]
+__all__ = ["Kv", "KvDerivative", "Kve", "kv", "kve"]
