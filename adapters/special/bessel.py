@@ -61,7 +61,8 @@ class Jv(_OrderHeldFixed):
 
     Real ``v`` and ``x``; for ``x < 0`` and non-integer ``v`` the value is complex, and the
     result is NaN there, as SciPy's real ``jv`` gives. Values are SciPy's (AMOS and Cephes),
-    accurate to about 1e-15 relative away from zeros of ``J_v``.
+    bit for bit: within 2e-14 relative of Boost's and mpmath's (a few ulps typically, more
+    near zeros of ``J_v``).
 
     Derivatives: in ``x``, ``(J_{v-1}(x) - J_{v+1}(x)) / 2``, to every order; in ``v``, a
     ``TypeError``.
@@ -78,8 +79,9 @@ class Yv(_OrderHeldFixed):
     """The Bessel function of the second kind ``Y_v(x)``, as ``scipy.special.yv(v, x)``.
 
     Real ``v``, ``x > 0``; ``-inf`` at ``x = 0`` and NaN for ``x < 0`` (complex there), as
-    SciPy gives. Derivatives: in ``x``, ``(Y_{v-1}(x) - Y_{v+1}(x)) / 2``, to every order;
-    in ``v``, a ``TypeError``.
+    SciPy gives. Values are SciPy's: within 2e-14 relative of mpmath at moderate orders,
+    2.5e-11 for orders near 1000 (Boost's table). Derivatives: in ``x``,
+    ``(Y_{v-1}(x) - Y_{v+1}(x)) / 2``, to every order; in ``v``, a ``TypeError``.
     """
 
     function = scipy.special.yv
@@ -94,7 +96,8 @@ class Iv(_OrderHeldFixed):
 
     Real ``v`` and ``x``; NaN for ``x < 0`` and non-integer ``v`` (complex there), as SciPy
     gives. ``I_v(x)`` grows like ``e^x / sqrt(2 pi x)`` and overflows to ``inf`` beyond
-    ``x`` of about 713: use ``ive`` there. Derivatives: in ``x``,
+    ``x`` of about 713: use ``ive`` there. Values are SciPy's, within 2e-13 relative of
+    Boost's. Derivatives: in ``x``,
     ``(I_{v-1}(x) + I_{v+1}(x)) / 2``, to every order; in ``v``, a ``TypeError``.
     """
 
