@@ -153,6 +153,22 @@ def test_dtypes():
         np.testing.assert_allclose(jv(np.float32(1.5), np.float32(2.0)), 0.49129378, rtol=1e-6)
 
 
+def test_broadcasting_and_keywords():
+    """Arguments broadcast like SciPy's ufuncs, and a broadcast argument's gradient sums
+    over the axes it was broadcast along; SciPy's names work as keywords."""
+    v = np.array([0.5, 1.5])[:, None]
+    x = np.linspace(0.5, 3.0, 4)[None, :]
+    with jax.enable_x64(True):
+        np.testing.assert_array_equal(kv(v, x), scipy.special.kv(v, x))
+        gx, gv = jax.grad(lambda x, v: kv(v, x).sum(), argnums=(0, 1))(x, v)
+        assert jv(v=1.5, x=2.0) == scipy.special.jv(1.5, 2.0)
+    np.testing.assert_allclose(gx, scipy.special.kvp(v, x).sum(0, keepdims=True), rtol=1e-14)
+    expected = [
+        [sum(mp_derivative(lambda u: mpmath.besselk(u, t), a, 1) for t in x[0])] for a in v[:, 0]
+    ]
+    np.testing.assert_allclose(gv, expected, rtol=1e-13)
+
+
 # ---------------------------------------------------------------- large arguments
 
 
