@@ -52,7 +52,7 @@ class ContinuousRiccatiSolve(jb.Adapter):
         x = solve_are(
             "solve_continuous_are",
             scipy.linalg.solve_continuous_are,
-            _closed_loop,
+            _newton,
             lambda c: bool(np.linalg.eigvals(c).real.max() < 0),
             a,
             b,
@@ -93,8 +93,13 @@ def _closed(a, b, k):
     return a - b @ k
 
 
-def _closed_loop(a, b, r, x):
-    return a - b @ np.linalg.solve(r, b.T @ x)
+def _newton(a, b, q, r, x):
+    """The closed loop at ``x`` and Kleinman's Newton step from ``x``: ``x + e`` with
+    ``cᵀ e + e c = -residual(x)``."""
+    k = np.linalg.solve(r, b.T @ x)
+    c = a - b @ k
+    residual = a.T @ x + x @ a - x @ b @ k + q
+    return c, x + scipy.linalg.solve_continuous_lyapunov(c.T, -residual)
 
 
 def _t(m: jax.Array) -> jax.Array:

@@ -53,7 +53,7 @@ class DiscreteRiccatiSolve(jb.Adapter):
         x = solve_are(
             "solve_discrete_are",
             scipy.linalg.solve_discrete_are,
-            _closed_loop,
+            _newton,
             lambda c: bool(np.abs(np.linalg.eigvals(c)).max() < 1),
             a,
             b,
@@ -98,8 +98,13 @@ def _gain(a, b, r, x):
     return gain_solve(r + _t(b) @ x @ b, _t(b) @ x @ a)
 
 
-def _closed_loop(a, b, r, x):
-    return a - b @ np.linalg.solve(r + b.T @ x @ b, b.T @ x @ a)
+def _newton(a, b, q, r, x):
+    """The closed loop at ``x`` and Hewer's Newton step from ``x``: ``x + e`` with
+    ``e = cᵀ e c + residual(x)``."""
+    k = np.linalg.solve(r + b.T @ x @ b, b.T @ x @ a)
+    c = a - b @ k
+    residual = a.T @ x @ a - x - a.T @ x @ b @ k + q
+    return c, x + scipy.linalg.solve_discrete_lyapunov(c.T, residual)
 
 
 def _t(m: jax.Array) -> jax.Array:
