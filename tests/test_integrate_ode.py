@@ -271,6 +271,13 @@ def test_a_failed_solve_names_forward_and_quotes_scipy():
         jax.jit(solve)(jnp.array([1.0]), jnp.zeros(1), jnp.array([0.0, 2.0]))
 
 
+def test_a_solve_that_needs_too_many_steps_stops():
+    """SciPy's solvers have no step limit (LSODA can creep on for ever): ``max_evaluations``."""
+    solve = OdeSolve(Decay(), method="LSODA", rtol=1e-12, atol=1e-14, max_evaluations=50)
+    with pytest.raises(RuntimeError, match=r"OdeSolve\.forward.*more than max_evaluations = 50"):
+        solve(jnp.array([1.0]), jnp.array([1.0]), jnp.array([0.0, 10.0]))
+
+
 def test_on_failure_nan_marks_only_the_failed_batch_element():
     solve = OdeSolve(BlowUp(), method="BDF", on_failure="nan")
     y0s = jnp.array([[1.0], [-1.0]])  # the second decays like 1 / (1 + t): no blow-up

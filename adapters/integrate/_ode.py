@@ -7,6 +7,7 @@ Everything here runs on the host, in float64, on NumPy arrays.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -34,6 +35,8 @@ class Settings(Protocol):
     def atol(self) -> float: ...
     @property
     def max_step(self) -> float: ...
+    @property
+    def max_evaluations(self) -> int: ...
 
 
 def integrate(
@@ -57,8 +60,23 @@ def integrate(
 
     A non-finite derivative or Jacobian stops the solve at once: SciPy's LSODA would
     otherwise stall on it for ever (its time stops advancing while it reports success, step
-    after step), and the others fail less clearly.
+    after step), and the others fail less clearly. So does the ``max_evaluations``-th
+    evaluation of the derivative: SciPy's solvers have no step limit, and LSODA can also
+    creep on in minute steps for ever. Warnings SciPy raises on the way (LSODA's
+    "repeated convergence failures") join the message of a failure.
+
+    The solver runs in the span's own time, ``s = |t - span[0]|`` from 0, whichever way
+    ``span`` goes: its smallest step is ten spacings of the floating-point numbers at the
+    current time, so at ``t = 1e5`` it could not take the 1e-11 steps a stiff transient
+    needs there (SciPy's BDF then fails with "Required step size is less than spacing
+    between numbers"), while near ``s = 0`` it can.
+
+    Returns the solution at ``t_eval`` (columns), or at ``span[1]`` alone, and with
+    ``dense`` an interpolant of ``t``.
     """
+    start, end = float(span[0]), float(span[1])
+    sign = 1.0 if end >= start else -1.0
+
     atol: Any = settings.atol
     if quadratures:
         atol = np.full(len(z0), float(settings.atol))
@@ -66,56 +84,82 @@ def integrate(
     options: dict[str, Any] = {"rtol": settings.rtol, "atol": atol}
     if settings.max_step != np.inf:
         options["max_step"] = settings.max_step
-    reached = [span[0]]  # the last time the solver asked about, for the messages
+    reached = [start, 0]  # the last time asked about, for the messages; evaluations
 
-    def finite_fun(t: float, z: np.ndarray) -> np.ndarray:
+    def finite_fun(s: float, z: np.ndarray) -> np.ndarray:
+        t = start + sign * s
         reached[0] = t
-        dz = fun(t, z)
+        reached[1] += 1
+        if reached[1] > settings.max_evaluations:
+            raise _Stop(
+                t,
+                f"needed more than max_evaluations = {settings.max_evaluations} "
+                "evaluations of the derivative",
+            )
+        dz = sign * fun(t, z)
         if not np.isfinite(dz).all():
-            raise _NonFinite(t, "derivative")
+            raise _Stop(t, "met a non-finite derivative (NaN or inf)")
         return dz
 
-    def finite_jac(t: float, z: np.ndarray) -> Any:
-        m = jac(t, z)  # type: ignore[misc]
+    def finite_jac(s: float, z: np.ndarray) -> Any:
+        t = start + sign * s
+        m = sign * jac(t, z)  # type: ignore[misc]
         m = _dense(m) if settings.method == "LSODA" else m  # LSODA takes dense ones only
         values = m.data if scipy.sparse.issparse(m) else m
         if not np.isfinite(values).all():
-            raise _NonFinite(t, "Jacobian")
+            raise _Stop(t, "met a non-finite Jacobian (NaN or inf)")
         return m
 
     if settings.method in IMPLICIT and jac is not None:
         options["jac"] = finite_jac
     method = settings.method
     where = f"[{span[0]:.8g}, {span[1]:.8g}]"
-    try:
-        sol = scipy.integrate.solve_ivp(
-            finite_fun, span, z0, method=method, t_eval=t_eval, dense_output=dense, **options
-        )
-    except _NonFinite as stop:
-        raise failure(
-            f"{what}: solve_ivp(method={method!r}) met a non-finite {stop.what} (NaN or inf) "
-            f"at t = {stop.t:.8g} of {where}: the solution overflows there, or the right-hand "
-            "side (or its derivative) returned NaN"
-        ) from None
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        try:
+            sol = scipy.integrate.solve_ivp(
+                finite_fun,
+                (0.0, abs(end - start)),
+                z0,
+                method=method,
+                t_eval=None
+                if t_eval is None
+                else np.minimum(sign * (t_eval - start), abs(end - start)),
+                dense_output=dense,
+                **options,
+            )
+        except _Stop as stop:
+            raise failure(
+                f"{what}: solve_ivp(method={method!r}) {stop.problem} at t = {stop.t:.8g} of "
+                f"{where}{_quoted(warned)}"
+            ) from None
     if sol.status != 0:
         raise failure(
             f"{what}: solve_ivp(method={method!r}) stopped near t = {reached[0]:.8g} of "
-            f"{where}: {sol.message.rstrip('.')}"
+            f"{where}: {sol.message.rstrip('.')}{_quoted(warned)}"
         )
     if not np.isfinite(sol.y).all():
         raise failure(
             f"{what}: the solution is not finite (it overflowed) before t = {span[1]:.8g}"
         )
-    return sol
+    values = sol.y if t_eval is not None else sol.y[:, -1]
+    if not dense:
+        return values, None
+    return values, lambda t: sol.sol(sign * (t - start))
 
 
 _UNCONTROLLED = 1e300  # an absolute tolerance that no error reaches: no error control
 
 
-class _NonFinite(Exception):
-    def __init__(self, t: float, what: str) -> None:
-        super().__init__(t, what)
-        self.t, self.what = float(t), what
+class _Stop(Exception):
+    def __init__(self, t: float, problem: str) -> None:
+        super().__init__(t, problem)
+        self.t, self.problem = float(t), problem
+
+
+def _quoted(warned: list[warnings.WarningMessage]) -> str:
+    messages = dict.fromkeys(str(w.message).strip() for w in warned)
+    return "".join(f" (SciPy warned: {m.rstrip('.')})" for m in messages)
 
 
 def _dense(m: Any) -> np.ndarray:
@@ -181,8 +225,10 @@ def solve(settings: Settings, dyn: Dynamics, y0: np.ndarray, ts: np.ndarray) -> 
     ys = np.empty((len(ts), len(y0)))
     ys[0] = y0
     if len(ts) > 1:
-        sol = integrate(settings, "the solve", dyn.f, dyn.jac_y, (ts[0], ts[-1]), y0, t_eval=ts)
-        ys[1:] = sol.y.T[1:]
+        values, _ = integrate(
+            settings, "the solve", dyn.f, dyn.jac_y, (ts[0], ts[-1]), y0, t_eval=ts
+        )
+        ys[1:] = values.T[1:]
     return ys
 
 
@@ -218,8 +264,10 @@ def solve_with_sensitivities(
         return block_diagonal(dyn.jac_y(t, z[:n]), m + 1)
 
     z0 = np.concatenate([y0, st0.ravel()])
-    sol = integrate(settings, "the forward sensitivities", fun, jac, (ts[0], ts[-1]), z0, t_eval=ts)
-    zs = sol.y.T
+    values, _ = integrate(
+        settings, "the forward sensitivities", fun, jac, (ts[0], ts[-1]), z0, t_eval=ts
+    )
+    zs = values.T
     ys[1:] = zs[1:, :n]
     sens[1:] = np.swapaxes(zs[1:, n:].reshape(-1, m, n), -1, -2)
     return ys, sens
@@ -272,15 +320,9 @@ def _adjoint_interval(
     """``λ(start)`` and ``∫ λᵀ ∂f/∂θ dt`` over ``[start, end]``, from ``λ(end)``."""
     n, p = len(y_start), len(dyn.theta)
     where = f"the adjoint over [{start:.8g}, {end:.8g}]"
-    trajectory = integrate(
-        settings,
-        f"re-solving y for {where}",
-        dyn.f,
-        dyn.jac_y,
-        (start, end),
-        y_start,
-        dense=True,
-    ).sol
+    _, trajectory = integrate(
+        settings, f"re-solving y for {where}", dyn.f, dyn.jac_y, (start, end), y_start, dense=True
+    )
 
     def fun(t: float, z: np.ndarray) -> np.ndarray:
         ybar, thetabar = dyn.vjp(t, trajectory(t), z[:n])
@@ -302,7 +344,7 @@ def _adjoint_interval(
         return -np.concatenate([top, bottom])
 
     z0 = np.concatenate([lam_end, np.zeros(p)])
-    z = integrate(settings, where, fun, jac, (end, start), z0, quadratures=p).y[:, -1]
+    z, _ = integrate(settings, where, fun, jac, (end, start), z0, quadratures=p)
     return z[:n], z[n:]
 
 
@@ -335,6 +377,6 @@ def tangent(
     for i in range(1, k):
         where = f"the tangent over [{ts[i - 1]:.8g}, {ts[i]:.8g}]"
         z0 = np.concatenate([ys[i - 1], v])
-        v = integrate(settings, where, fun, jac, (ts[i - 1], ts[i]), z0).y[n:, -1]
+        v = integrate(settings, where, fun, jac, (ts[i - 1], ts[i]), z0)[0][n:]
         out[i] = v + dyn.f(ts[i], ys[i]) * dts[i]
     return out

@@ -64,6 +64,9 @@ class OdeSolve(jb.Adapter):
             times the problem's conditioning. Tighten ``atol`` for components that become
             tiny but matter relatively.
         max_step: ``solve_ivp``'s largest step (``inf``: no limit).
+        max_evaluations: the most evaluations of the derivative one integration may make
+            before it stops with an error. SciPy's solvers have no step limit of their own,
+            and LSODA can creep on in minute steps, or stall, for ever.
         sensitivity: ``"adjoint"`` (the default): the backward re-solves each output
             interval from the saved outputs with dense output and integrates the adjoint
             ``λ' = -∂f/∂yᵀ λ`` (with the quadrature of ``λᵀ ∂f/∂θ``) backwards with the
@@ -90,6 +93,7 @@ class OdeSolve(jb.Adapter):
     rtol: float = 1e-8
     atol: float = 1e-10
     max_step: float = np.inf
+    max_evaluations: int = 100_000
     sensitivity: str = "adjoint"
     on_failure: str = "raise"
 
@@ -115,6 +119,11 @@ class OdeSolve(jb.Adapter):
         check_positive("OdeSolve", "rtol", self.rtol)
         check_positive("OdeSolve", "atol", self.atol, allow_zero=True)
         check_positive("OdeSolve", "max_step", self.max_step)
+        if not (isinstance(self.max_evaluations, int) and self.max_evaluations >= 1):
+            raise ValueError(
+                "OdeSolve: parameter 'max_evaluations' must be a positive integer; got "
+                f"{self.max_evaluations!r}."
+            )
 
     def output_specs(self, y0, theta, ts):
         return jax.ShapeDtypeStruct((*ts.shape, *y0.shape), result_type(y0, theta, ts))
