@@ -25,7 +25,9 @@ class Kepler(jb.Adapter):
     ``(e, M)``. No hooks: the Jacobian comes from ``backward``."""
 
     signature = "(n),(p)->(n)"
-    domains = {"theta": _kepler_theta}
+    # MINPACK's hybr bounds its first step by 100 |x0|: from a start such as 1e-10 it stalls
+    # ("not making good progress"), so drawn starts keep |x0| >= 1/4
+    domains = {"x": "away_from_zero", "theta": _kepler_theta}
 
     def forward(self, x, theta):
         e, m = theta[..., 0], theta[..., 1]

@@ -196,8 +196,14 @@ class ImplicitSolver(jb.Adapter):
         if tol is not None and not (isinstance(tol, int | float) and tol > 0):
             raise ValueError(f"{owner}: parameter 'tol' must be a positive number or None.")
 
-    def output_specs(self, x0, *params):
-        return jax.ShapeDtypeStruct(x0.shape, float_dtype(x0, *params))
+    def _users(self) -> tuple[jb.Adapter, ...]:
+        """The user's adapters, called as ``(x, theta)``."""
+        return ()
+
+    def output_specs(self, x0, theta, *bounds):
+        for user in self._users():
+            user.output_specs(x0, theta)  # shapes that do not fit its signature: its error
+        return jax.ShapeDtypeStruct(x0.shape, float_dtype(x0, theta, *bounds))
 
     def residual_specs(self, x0, theta, *bounds):
         k, q = self._sizes(x0, theta)

@@ -57,6 +57,9 @@ class LeastSquares(ImplicitSolver):
 
     signature = "(n),(p)->(n)"
 
+    def _users(self):
+        return (self.residual,)
+
     @property
     def domains(self):
         return user_domains(self.residual, ("x0", "theta"))

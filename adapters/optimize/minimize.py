@@ -56,6 +56,9 @@ class Minimize(ImplicitSolver):
 
     signature = "(n),(p)->(n)"
 
+    def _users(self):
+        return (self.objective,)
+
     @property
     def domains(self):
         return user_domains(self.objective, ("x0", "theta"))

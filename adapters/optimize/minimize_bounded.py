@@ -68,6 +68,9 @@ class MinimizeBounded(ImplicitSolver):
 
     signature = "(n),(p),(n),(n)->(n)"
 
+    def _users(self):
+        return (self.objective,)
+
     @property
     def domains(self):
         return {**user_domains(self.objective, ("x0", "theta")), "lower": _lower, "upper": _upper}

@@ -67,6 +67,9 @@ class MinimizeConstrained(ImplicitSolver):
 
     signature = "(n),(p)->(n)"
 
+    def _users(self):
+        return tuple(a for a in (self.objective, self.eq, self.ineq) if a is not None)
+
     @property
     def domains(self):
         return user_domains(self.objective, ("x0", "theta"))

@@ -39,6 +39,10 @@ class Root(ImplicitSolver):
     there must be nonsingular (reciprocal condition number at least 1e-12). Otherwise, or
     for NaN in ``x0`` or ``theta``: an ``OptimizeError`` with SciPy's status and message.
 
+    ``"hybr"`` and ``"lm"`` (MINPACK) bound their first step by ``100 |x0|`` (``factor``
+    times the scaled start), so from a tiny nonzero start, such as 1e-10, they may stall far
+    from the root and fail: start from a typical magnitude, or from exactly zero.
+
     Derivatives, by the implicit function theorem at the returned root: ``θ̄ = -J_θᵀ
     J_x⁻ᵀ ḡ`` and ``ẋ = -J_x⁻¹ J_θ θ̇``, from the Jacobians saved by the forward; the
     derivative in ``x0`` is exactly zero. First order in both modes (``grad``, ``jacrev``,
@@ -52,6 +56,9 @@ class Root(ImplicitSolver):
     on_failure: str = "raise"
 
     signature = "(n),(p)->(n)"
+
+    def _users(self):
+        return (self.residual,)
 
     @property
     def domains(self):
