@@ -3,6 +3,7 @@ value, the domain their tests draw from, and the block form of a Fréchet deriva
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -71,6 +72,7 @@ def positive_spectrum(raw: np.ndarray) -> np.ndarray:
     return np.eye(n) + 0.5 * raw / np.maximum(1.0, norm)
 
 
+@functools.partial(jax.jit, static_argnums=0)  # one compiled program, not one per operation
 def frechet_block(function: Callable[[jax.Array], jax.Array], a: jax.Array, e: jax.Array):
     """The Fréchet derivative ``L(a, e)`` of a primary matrix function, as the upper-right
     block of ``function([[a, e], [0, a]])`` (Higham, Functions of Matrices, Thm 3.6).

@@ -1,6 +1,8 @@
 """``ContinuousRiccatiSolve`` (``solve_continuous_are``): the stabilising solution of the
 continuous algebraic Riccati equation; its rules are one Lyapunov solve each."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -63,30 +65,42 @@ class ContinuousRiccatiSolve(jb.Adapter):
         return x.astype(dtype)
 
     def pushforward(self, res, tangents):
-        a, b, _, r, x = res
-        da, db, dq, dr = tangents
-        k = gain_solve(r, _t(b) @ x)
-        terms = []
-        if da is not None:
-            terms.append(_t(da) @ x + x @ da)
-        if db is not None:
-            xbk = x @ db @ k
-            terms.append(-(xbk + _t(xbk)))
-        if dr is not None:
-            terms.append(_t(k) @ sym(dr) @ k)
-        if dq is not None:
-            terms.append(sym(dq))
-        if not terms:
-            return None
-        rhs = sum(terms[1:], terms[0])
-        return LyapunovSolve(on_failure=self.on_failure)(_t(_closed(a, b, k)), -rhs)
+        return _pushforward(self.on_failure, res, tangents)
 
     def pullback(self, res, g):
-        a, b, _, r, x = res
-        k = gain_solve(r, _t(b) @ x)
-        s = LyapunovSolve(on_failure=self.on_failure)(_closed(a, b, k), -sym(g))
-        xs = x @ s
-        return 2 * xs, -2 * xs @ _t(k), s, k @ s @ _t(k)
+        return _pullback(self.on_failure, res, g)
+
+
+# Each rule is one compiled program (called eagerly, its operations would each compile on
+# their own); on_failure is static.
+@functools.partial(jax.jit, static_argnums=0)
+def _pushforward(on_failure, res, tangents):
+    a, b, _, r, x = res
+    da, db, dq, dr = tangents
+    k = gain_solve(r, _t(b) @ x)
+    terms = []
+    if da is not None:
+        terms.append(_t(da) @ x + x @ da)
+    if db is not None:
+        xbk = x @ db @ k
+        terms.append(-(xbk + _t(xbk)))
+    if dr is not None:
+        terms.append(_t(k) @ sym(dr) @ k)
+    if dq is not None:
+        terms.append(sym(dq))
+    if not terms:
+        return None
+    rhs = sum(terms[1:], terms[0])
+    return LyapunovSolve(on_failure=on_failure)(_t(_closed(a, b, k)), -rhs)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _pullback(on_failure, res, g):
+    a, b, _, r, x = res
+    k = gain_solve(r, _t(b) @ x)
+    s = LyapunovSolve(on_failure=on_failure)(_closed(a, b, k), -sym(g))
+    xs = x @ s
+    return 2 * xs, -2 * xs @ _t(k), s, k @ s @ _t(k)
 
 
 def _closed(a, b, k):

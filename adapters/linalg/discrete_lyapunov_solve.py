@@ -1,6 +1,8 @@
 """``DiscreteLyapunovSolve`` (``solve_discrete_lyapunov``): ``x = a x aᵀ + q``; its rules are
 the same equation again, with ``a`` or ``aᵀ``."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -59,17 +61,29 @@ class DiscreteLyapunovSolve(jb.Adapter):
         return x.astype(dtype)
 
     def pushforward(self, res, tangents):
-        a, _, x = res
-        da, dq = tangents
-        if da is None:
-            return self(a, dq)
-        rhs = da @ x @ _t(a) + a @ x @ _t(da)
-        return self(a, rhs if dq is None else rhs + dq)
+        return _pushforward(self, res, tangents)
 
     def pullback(self, res, g):
-        a, _, x = res
-        s = self(_t(a), g)
-        return s @ a @ _t(x) + _t(s) @ a @ x, s
+        return _pullback(self, res, g)
+
+
+# Each rule is one compiled program (called eagerly, its operations would each compile on
+# their own); the adapter is static.
+@functools.partial(jax.jit, static_argnums=0)
+def _pushforward(solve, res, tangents):
+    a, _, x = res
+    da, dq = tangents
+    if da is None:
+        return solve(a, dq)
+    rhs = da @ x @ _t(a) + a @ x @ _t(da)
+    return solve(a, rhs if dq is None else rhs + dq)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _pullback(solve, res, g):
+    a, _, x = res
+    s = solve(_t(a), g)
+    return s @ a @ _t(x) + _t(s) @ a @ x, s
 
 
 def _check_solvable(a: np.ndarray) -> None:

@@ -1,6 +1,8 @@
 """``DiscreteRiccatiSolve`` (``solve_discrete_are``): the stabilising solution of the discrete
 algebraic Riccati equation; its rules are one discrete Lyapunov solve each."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -64,33 +66,45 @@ class DiscreteRiccatiSolve(jb.Adapter):
         return x.astype(dtype)
 
     def pushforward(self, res, tangents):
-        a, b, _, r, x = res
-        da, db, dq, dr = tangents
-        k = _gain(a, b, r, x)
-        c = a - b @ k
-        terms = []
-        if da is not None:
-            xda = _t(c) @ x @ da
-            terms.append(xda + _t(xda))
-        if db is not None:
-            xdb = _t(c) @ x @ db @ k
-            terms.append(-(xdb + _t(xdb)))
-        if dr is not None:
-            terms.append(_t(k) @ sym(dr) @ k)
-        if dq is not None:
-            terms.append(sym(dq))
-        if not terms:
-            return None
-        rhs = sum(terms[1:], terms[0])
-        return DiscreteLyapunovSolve(on_failure=self.on_failure)(_t(c), rhs)
+        return _pushforward(self.on_failure, res, tangents)
 
     def pullback(self, res, g):
-        a, b, _, r, x = res
-        k = _gain(a, b, r, x)
-        c = a - b @ k
-        s = DiscreteLyapunovSolve(on_failure=self.on_failure)(c, sym(g))
-        xcs = x @ c @ s
-        return 2 * xcs, -2 * xcs @ _t(k), s, k @ s @ _t(k)
+        return _pullback(self.on_failure, res, g)
+
+
+# Each rule is one compiled program (called eagerly, its operations would each compile on
+# their own); on_failure is static.
+@functools.partial(jax.jit, static_argnums=0)
+def _pushforward(on_failure, res, tangents):
+    a, b, _, r, x = res
+    da, db, dq, dr = tangents
+    k = _gain(a, b, r, x)
+    c = a - b @ k
+    terms = []
+    if da is not None:
+        xda = _t(c) @ x @ da
+        terms.append(xda + _t(xda))
+    if db is not None:
+        xdb = _t(c) @ x @ db @ k
+        terms.append(-(xdb + _t(xdb)))
+    if dr is not None:
+        terms.append(_t(k) @ sym(dr) @ k)
+    if dq is not None:
+        terms.append(sym(dq))
+    if not terms:
+        return None
+    rhs = sum(terms[1:], terms[0])
+    return DiscreteLyapunovSolve(on_failure=on_failure)(_t(c), rhs)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _pullback(on_failure, res, g):
+    a, b, _, r, x = res
+    k = _gain(a, b, r, x)
+    c = a - b @ k
+    s = DiscreteLyapunovSolve(on_failure=on_failure)(c, sym(g))
+    xcs = x @ c @ s
+    return 2 * xcs, -2 * xcs @ _t(k), s, k @ s @ _t(k)
 
 
 def _gain(a, b, r, x):

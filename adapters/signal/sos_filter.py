@@ -1,6 +1,8 @@
 """``SosFilter`` (``sosfilt``): a cascade of second-order sections with zero initial
 conditions; its rules are the same cascade, reversed in time or with one section changed."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -57,21 +59,30 @@ class SosFilter(jb.Adapter):
         return per_filter([sos], [2], x, apply).astype(dtype)
 
     def pushforward(self, res, tangents):
-        sos, x, y = res
-        dsos, dx = tangents
-        terms = [] if dx is None else [self(sos, dx)]
-        if dsos is not None:
-            w, z = _partials(self, sos, x, y)
-            db, da = dsos[..., :3], dsos[..., 3:]
-            terms.append((convolve(db, w) - convolve(da, z)).sum(-2))
-        return sum(terms[1:], terms[0]) if terms else None
+        return _pushforward(self, *res, *tangents)
 
     def pullback(self, res, g):
-        sos, x, y = res
-        w, z = _partials(self, sos, x, y)
-        gs = g[..., None, :]
-        dsos = jnp.concatenate([correlate(gs, w, 3), -correlate(gs, z, 3)], axis=-1)
-        return dsos, reverse(self(sos, reverse(g)))
+        return _pullback(self, *res, g)
+
+
+# Each rule is one compiled program (called eagerly, its dozens of operations would each
+# compile on their own); the adapter is static.
+@functools.partial(jax.jit, static_argnums=0)
+def _pushforward(sosfilt, sos, x, y, dsos, dx):
+    terms = [] if dx is None else [sosfilt(sos, dx)]
+    if dsos is not None:
+        w, z = _partials(sosfilt, sos, x, y)
+        db, da = dsos[..., :3], dsos[..., 3:]
+        terms.append((convolve(db, w) - convolve(da, z)).sum(-2))
+    return sum(terms[1:], terms[0]) if terms else None
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _pullback(sosfilt, sos, x, y, g):
+    w, z = _partials(sosfilt, sos, x, y)
+    gs = g[..., None, :]
+    dsos = jnp.concatenate([correlate(gs, w, 3), -correlate(gs, z, 3)], axis=-1)
+    return dsos, reverse(sosfilt(sos, reverse(g)))
 
 
 def _partials(sosfilt: SosFilter, sos: jax.Array, x: jax.Array, y: jax.Array):
