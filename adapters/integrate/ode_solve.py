@@ -58,11 +58,13 @@ class OdeSolve(jb.Adapter):
         method: any of ``solve_ivp``'s: ``"BDF"`` (the default), ``"Radau"``, ``"LSODA"``
             for stiff problems; ``"RK45"``, ``"RK23"``, ``"DOP853"``.
         rtol, atol: ``solve_ivp``'s tolerances, for the solve and for every derivative
-            integration alike (the adjoint and sensitivity variables included). Results and
-            derivatives are as accurate as these make them (not to rounding): a derivative
-            agrees with finite differences, or the other ``sensitivity``, to about ``rtol``
-            times the problem's conditioning. Tighten ``atol`` for components that become
-            tiny but matter relatively.
+            integration alike (the adjoint and sensitivity variables included; the
+            adjoint's ``θ`` quadrature follows the adjoint's steps without error control of
+            its own, as in CVODES). Results and derivatives are as accurate as these make
+            them, not to rounding: measured, a derivative agrees with finite differences,
+            or the other ``sensitivity``, to ~10-100 times ``rtol`` relative. Tighten
+            ``atol`` for components that become tiny but matter relatively (``y' = -40 y``
+            to t = 1 needs ``atol`` below ``exp(-40)``).
         max_step: ``solve_ivp``'s largest step (``inf``: no limit).
         max_evaluations: the most evaluations of the derivative one integration may make
             before it stops with an error. SciPy's solvers have no step limit of their own,
@@ -71,12 +73,15 @@ class OdeSolve(jb.Adapter):
             interval from the saved outputs with dense output and integrates the adjoint
             ``λ' = -∂f/∂yᵀ λ`` (with the quadrature of ``λᵀ ∂f/∂θ``) backwards with the
             same method; ``y`` is never integrated backwards in time (unstable, and wrong,
-            on dissipative problems). Its cost is a few solves of size ``n + p`` per
-            gradient, whatever the number of parameters. ``"forward"``: the forward
-            integrates the sensitivities ``∂y/∂(y0, θ)`` with ``y`` (a system of size
-            ``n (n + p + 1)``, so for small ``n·p``) and saves them at the output times,
-            ``(k, n, n + p)``; the backward and the forward mode are then products with
-            them, no further solves, and exact transposes of each other.
+            on dissipative problems). Its cost is two solves per output interval (``y``
+            again, then the adjoint, of size ``n + p``), whatever the number of parameters.
+            Each restarts at an output time from a first step of its own choosing: LSODA
+            can fail, or creep, at such a restart into a very stiff regime where the
+            forward's single solve went through; BDF and Radau restart reliably.
+            ``"forward"``: the forward integrates the sensitivities ``∂y/∂(y0, θ)`` with
+            ``y`` (a system of size ``n (n + p + 1)``, so for small ``n·p``) and saves them
+            at the output times, ``(k, n, n + p)``; the backward and the forward mode are
+            then products with them, no further solves, and exact transposes of each other.
         on_failure: ``"raise"`` (the default): a solve that does not reach the last time
             (SciPy's status, e.g. "Required step size is less than spacing between
             numbers"), one that overflows, and non-finite ``y0``, ``theta`` or ``ts`` are
@@ -84,7 +89,9 @@ class OdeSolve(jb.Adapter):
             for a derivative's integrations) with SciPy's message. ``"nan"``: that batch
             element's result, or its derivatives, are NaN instead; never a partial result.
 
-    ``ts`` that are not strictly increasing are always an error. Everything runs in float64
+    ``ts`` that are not strictly increasing are always an error. Every integration runs in
+    the time of its own interval (from 0), so stiff transients late in time (t = 1e5) are
+    not limited by the spacing of floating-point numbers there. Everything runs in float64
     on the host; float32 inputs give float32 results.
     """
 
