@@ -142,7 +142,7 @@ class SimplexDistance(Distance):
 
 
 class SumToOne(jb.Adapter):
-    """``Σ x - 1`` (one equality); no dependence on theta."""
+    """``Σ x - 1`` (one equality); no dependence on theta. Exact hooks."""
 
     signature = "(n),(p)->(m)"
 
@@ -155,6 +155,13 @@ class SumToOne(jb.Adapter):
     def backward(self, res, g):
         x, theta, _ = res
         return g[0] * np.ones_like(x), np.zeros_like(theta)
+
+    def jacobian(self, x, theta):
+        return np.ones((1, len(x))), np.zeros((1, len(theta)))
+
+    def hessian(self, x, theta):
+        n, p = len(x), len(theta)
+        return np.zeros((1, n, n)), np.zeros((1, n, p))
 
 
 class Nonnegative(jb.Adapter):
@@ -233,7 +240,7 @@ class Growth(jb.Adapter):
     (second derivatives by differences of the Jacobian)."""
 
     signature = "(n),(p)->(p)"
-    domains = {"x": lambda raw: np.array([2.0, 0.8]) + 0.2 * raw, "theta": _growth_theta}
+    domains = {"x": lambda raw: np.array([2.0, 0.8]) + 0.2 * raw, "y": _growth_theta}
 
     def forward(self, x, y):
         t = np.linspace(0, 1, len(y))
