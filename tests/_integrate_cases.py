@@ -73,6 +73,21 @@ class Decay(jb.Adapter):
         return None, -theta[0] * g, np.array([-(g @ y)])
 
 
+class VectorizedDecay(jb.Adapter):
+    """``Decay`` written for leading batch axes (``vectorized``): the Jacobian then comes
+    from one backward call on a stack of unit cotangents."""
+
+    signature = "(),(n),(p)->(n)"
+    vectorized = True
+
+    def forward(self, t, y, theta):
+        return -theta[..., :1] * y
+
+    def backward(self, res, g):
+        _, y, theta, _ = res
+        return None, -theta[..., :1] * g, -np.sum(g * y, axis=-1, keepdims=True)
+
+
 class Rotation(jb.Adapter):
     """``y' = A y`` with ``A = [[-a, w], [-w, -a]]``, ``theta = (a, w)``: a damped rotation,
     solved exactly by ``expm(A (t - t0)) y0``."""
