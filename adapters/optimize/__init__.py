@@ -3,6 +3,10 @@
 The residual, objective or constraints are jaxbridge Adapters whose host ``forward`` and
 ``backward`` SciPy calls directly; the solution is checked and refined, and differentiated
 by the implicit function theorem at the returned point.
+
+A batch (``vmap``) is solved element by element in one host call. The loop stays on one
+thread: SciPy's optimizers call back into Python at every iteration, holding the GIL, so
+threads would not overlap them.
 """
 
 from ._implicit import OptimizeError as OptimizeError

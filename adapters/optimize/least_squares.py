@@ -39,7 +39,7 @@ class LeastSquares(ImplicitSolver):
         on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
             ``x`` and every cotangent, instead of an ``OptimizeError``.
 
-    The answer is checked, not trusted: SciPy's point must have ``max|Jᵀr| <= 1e-6 *
+    The answer is checked, not trusted: SciPy's point must have ``max|Jᵀr| <= 1e-4 *
     max(1, max|Jᵀr(x0)|)``, Newton steps refine it to 1e-10 of that scale, and the Hessian
     of ``½|r|²`` there must be positive definite (``r`` determines ``x`` locally).
     Otherwise an ``OptimizeError`` with SciPy's status and message.

@@ -37,7 +37,7 @@ class Minimize(ImplicitSolver):
         on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
             ``x`` and every cotangent, instead of an ``OptimizeError``.
 
-    The answer is checked, not trusted: SciPy's point must have ``max|∇ₓf| <= 1e-6 *
+    The answer is checked, not trusted: SciPy's point must have ``max|∇ₓf| <= 1e-4 *
     max(1, max|∇ₓf(x0)|)`` whatever SciPy reports; up to 4 Newton steps refine it to 1e-10
     of that scale, and the Hessian there must be positive definite (a strict minimum;
     reciprocal condition number at least 1e-12). Otherwise an ``OptimizeError`` with

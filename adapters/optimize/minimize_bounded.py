@@ -42,13 +42,16 @@ class MinimizeBounded(ImplicitSolver):
         on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
             ``x`` and every cotangent, instead of an ``OptimizeError``.
 
-    The active set is read from SciPy's answer: a variable within ``1e-6 * (1 + |x_i|)`` of
+    The active set is read from SciPy's answer: a variable within ``1e-4 * (1 + |x_i|)`` of
     a bound with the gradient pushing outwards (``∂f/∂x_i`` beyond ``1.5e-8`` times the
-    scale ``max(1, max|∇ₓf(x0)|)``) is held there; one at a bound with a smaller gradient is
-    degenerate (a kink of the solution map) and fails. The free variables are refined by
-    Newton steps to ``|∂f/∂x| <= 1e-10`` times the scale, must stay strictly inside the box,
-    and the Hessian on them must be positive definite. Otherwise an ``OptimizeError`` with
-    SciPy's status and message. ``lower > upper`` or NaN inputs fail the same way.
+    scale ``max(1, max|∇ₓf(x0)|)``) is held there. Newton steps refine the free variables to
+    ``|∂f/∂x| <= 1e-10`` times the scale (SciPy's answer must already be within ``1e-4``);
+    a held variable whose gradient then turns inwards is released, a free one that left the
+    box is held, and the refinement repeats (at most 3 rounds). At the end a variable at a
+    bound with a gradient below ``1.5e-8`` times the scale is degenerate (a kink of the
+    solution map) and fails, and the Hessian on the free variables must be positive
+    definite. Otherwise an ``OptimizeError`` with SciPy's status and message. ``lower >
+    upper`` or NaN inputs fail the same way.
 
     Derivatives by the implicit function theorem on the active set: held variables follow
     their bound (derivative 1 in it, 0 in ``theta``), free ones solve ``H_FF ẋ_F = -(∂²f/

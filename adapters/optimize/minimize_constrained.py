@@ -40,16 +40,19 @@ class MinimizeConstrained(ImplicitSolver):
         on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
             ``x`` and every cotangent, instead of an ``OptimizeError``.
 
-    The answer is checked, not trusted. Inequalities with ``c <= 1e-6`` at SciPy's answer
-    are candidates for the active set; the multipliers come from least squares on ``∇f =
-    Jᵀμ`` (not from SciPy, whose multipliers are unreliable): a candidate with a clearly
-    positive multiplier is active, one with a multiplier below ``1.5e-8`` times the scale
-    ``max(1, max|∇f(x0)|)`` is degenerate and fails, one pulling the wrong way is dropped.
-    Then Newton steps on the KKT equations refine ``(x, μ)`` to 1e-10 of the scale; the KKT
-    matrix must be nonsingular (independent active constraints), the inactive inequalities
-    strictly satisfied, the active multipliers positive and the Hessian of the Lagrangian
-    positive definite on the active constraints' null space (a strict minimum). Otherwise an
-    ``OptimizeError`` with SciPy's status and message.
+    The answer is checked, not trusted. Inequalities with ``c <= 1e-4`` at SciPy's answer
+    are candidates for the active set; nonnegative least squares on ``∇f = Jᵀμ`` over them
+    and the equalities keeps those with a multiplier above ``1.5e-8`` times the scale
+    ``max(1, max|∇f(x0)|)``. The multipliers of that active set come from plain least
+    squares (never from SciPy, whose multipliers are unreliable), then Newton steps on the
+    KKT equations refine ``(x, μ)`` to 1e-10 of the scale (SciPy's answer must already be
+    within 1e-4); an active inequality whose multiplier turns negative is dropped, an
+    inactive one that ends violated is added, and the refinement repeats (at most 3
+    rounds). At the solution the KKT matrix must be nonsingular (independent active
+    constraints), every inequality either clearly inactive or active with a multiplier
+    above that threshold (else it is degenerate: a kink of the solution map), and the
+    Hessian of the Lagrangian positive definite on the active constraints' null space (a
+    strict minimum). Otherwise an ``OptimizeError`` with SciPy's status and message.
 
     Derivatives by the implicit function theorem on the KKT equations of the active set
     (inactive inequalities dropped): with ``K`` their Jacobian in ``(x, μ)`` and ``K_θ`` in

@@ -33,7 +33,7 @@ class Root(ImplicitSolver):
         on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
             ``x`` and every cotangent, instead of an ``OptimizeError``.
 
-    The answer is checked, not trusted: SciPy's point must satisfy ``max|F| <= 1e-6 *
+    The answer is checked, not trusted: SciPy's point must satisfy ``max|F| <= 1e-4 *
     max(1, max|F(x0)|)`` whatever SciPy reports, then up to 4 Newton steps refine it to
     ``1e-10`` of that scale (the gradient is only as good as the solution), and the Jacobian
     there must be nonsingular (reciprocal condition number at least 1e-12). Otherwise, or
