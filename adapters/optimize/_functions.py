@@ -66,10 +66,8 @@ class HostFunction:
         self.adapter = adapter
         self.theta = theta
         self.name = type(adapter).__name__
-        self.calls = 0  # forward calls, for messages
 
     def _forward(self, x: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
-        self.calls += 1
         result = self.adapter.forward(x, self.theta)
         out, *extras = result if isinstance(result, tuple) else (result,)
         return np.asarray(out, np.float64), tuple(np.asarray(e) for e in extras)

@@ -251,8 +251,3 @@ class ImplicitSolver(jb.Adapter):
             return np.full(x.shape, np.nan, x.dtype)
         dz = -np.linalg.solve(jz64, jq64 @ dq)
         return dz[: x.shape[-1]].astype(x.dtype)
-
-
-def scipy_options(defaults: dict[str, Any], options: tuple[tuple[str, Any], ...]) -> dict:
-    """The method's tight defaults, overridden by the user's ``options``."""
-    return {**defaults, **dict(options)}

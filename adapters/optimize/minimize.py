@@ -21,10 +21,11 @@ class Minimize(ImplicitSolver):
     host ``forward`` in float64 and always gets the exact gradient ``∂f/∂x`` from its
     ``backward``. Second derivatives ``(∂²f/∂x², ∂²f/∂x∂θ)``, (n, n) and (n, p), come from
     an optional host method ``hessian(self, x, theta)``, or else from central differences of
-    the exact gradient in each ``x_j`` (step ``6e-6 * max(1, |x_j|)``, 2n backward calls;
-    about 1e-10 relative error on smooth, well-scaled objectives, which the gradient of the
-    solution inherits times the Hessian's condition number). They serve the Newton-type
-    methods, the refinement and the derivative rules.
+    the exact gradient in each ``x_j`` with steps ``h`` and ``2h`` combined by Richardson
+    extrapolation (``h = 7e-4 * max(1, |x_j|)``, 4n backward calls; about 1e-12 relative
+    error on smooth, well-scaled objectives, 1e-13 measured on a Rosenbrock function, which
+    the gradient of the solution inherits times the Hessian's condition number). They serve
+    the Newton-type methods, the refinement and the derivative rules.
 
     Parameters:
         objective: the Adapter ``f(x, θ)``.

@@ -29,9 +29,9 @@ class MinimizeBounded(ImplicitSolver):
 
     ``objective`` is as for ``Minimize`` (signature ``"(n),(p)->()"``, exact gradients from
     its ``backward``, second derivatives from its optional ``hessian(self, x, theta)`` or
-    from central differences of the gradient, about 1e-10 relative). ``lower`` and
-    ``upper`` are (n,) arrays, ``-inf``/``inf`` for no bound, and arguments like any other:
-    the solution is differentiable in them.
+    from Richardson-extrapolated central differences of the gradient, about 1e-12
+    relative). ``lower`` and ``upper`` are (n,) arrays, ``-inf``/``inf`` for no bound, and
+    arguments like any other: the solution is differentiable in them.
 
     Parameters:
         objective: the Adapter ``f(x, θ)``.
