@@ -5,6 +5,8 @@ for ``scipy.linalg``, ...); the classes are re-exported here.
 """
 
 from .doubling import Doubling as Doubling
+from .integrate import OdeSolve as OdeSolve
+from .integrate import Quad as Quad
 from .linalg import LinearSolve as LinearSolve
 from .linalg import LyapunovSolve as LyapunovSolve
 from .linalg import SparseSolve as SparseSolve
@@ -18,6 +20,8 @@ __all__ = [
     "Linear",
     "LinearSolve",
     "LyapunovSolve",
+    "OdeSolve",
+    "Quad",
     "ReLU",
     "Sigmoid",
     "SparseSolve",
