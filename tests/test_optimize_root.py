@@ -155,3 +155,30 @@ def test_bad_parameters_are_refused():
         Root(np.sin)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="'options' must be a tuple"):
         Root(Kepler(), options={"maxfev": 2})  # type: ignore[arg-type]
+
+
+class HookedKepler(Kepler):
+    """With a host ``jacobian`` hook: the backward is then never called for Jacobians."""
+
+    def jacobian(self, x, theta):
+        e, m = theta
+        return np.array([[1 - e * np.cos(x[0])]]), np.array([[-np.sin(x[0]), -1.0]])
+
+    def backward(self, res, g):
+        raise AssertionError("the hook should have been used")
+
+
+class WrongHook(Kepler):
+    def jacobian(self, x, theta):
+        return np.ones((2, 2)), np.ones((1, 2))
+
+
+def test_jacobian_hook_is_used_and_checked():
+    expected = kepler_reference(0.5, 1.2)
+    with jax.enable_x64(True):
+        root = Root(HookedKepler())
+        x0, theta = jnp.array([1.0]), jnp.array([0.5, 1.2])
+        np.testing.assert_allclose(root(x0, theta), [expected[0]], rtol=1e-14)
+        np.testing.assert_allclose(jax.grad(lambda t: root(x0, t)[0])(theta), expected[1:], 1e-12)
+        with pytest.raises(ValueError, match=r"WrongHook\.jacobian returned an array of shape"):
+            Root(WrongHook())(x0, theta)
