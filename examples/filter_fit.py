@@ -38,7 +38,7 @@ def sections(theta: jax.Array) -> jax.Array:
     return jnp.concatenate([theta[:, :3], jnp.ones((2, 1)), theta[:, 3:]], axis=1)
 
 
-def free(sos: np.ndarray) -> np.ndarray:
+def free(sos) -> np.ndarray:
     return np.concatenate([sos[:, :3], sos[:, 4:]], axis=1).reshape(-1)
 
 
@@ -75,7 +75,7 @@ def fit(x, y, theta, steps=30):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--fast", action="store_true", help="400 samples instead of 2000")
     samples = 400 if parser.parse_args().fast else 2000
 

@@ -270,7 +270,11 @@ def test_scalar_dare_closed_form_and_its_derivatives(a):
     grads = jax.grad(lambda *m: solve_discrete_are(*m)[0, 0], argnums=(0, 1, 2, 3))(*args)
     values = [mpmath.mpf(v) for v in (a, b, q, r)]
     for k in range(4):
-        expected = mpmath.diff(lambda t: mp_x(*values[:k], t, *values[k + 1 :]), values[k])
+
+        def moved(t, k=k):
+            return mp_x(*[t if i == k else v for i, v in enumerate(values)])
+
+        expected = mpmath.diff(moved, values[k])
         assert np.isclose(grads[k][0, 0], float(expected), rtol=1e-12)
     second = jax.jacfwd(jax.jacfwd(lambda s: solve_discrete_are(s.reshape(1, 1), *args[1:])))(
         jnp.asarray(a)
