@@ -21,13 +21,12 @@ from jaxbridge.adapters.linalg import (
 )
 from jaxbridge.testing import check_adapter
 
-mpmath.mp.dps = 40
-
 
 @pytest.fixture(autouse=True)
-def _x64():
-    """float64 throughout (the float32 cases switch it off locally)."""
-    with jax.enable_x64(True):
+def _precision():
+    """float64 throughout (the float32 cases switch it off locally), mpmath at 40 digits
+    (set here, not globally: other test modules share the process)."""
+    with jax.enable_x64(True), mpmath.workdps(40):
         yield
 
 

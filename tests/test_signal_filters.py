@@ -14,8 +14,6 @@ import pytest
 from jaxbridge.adapters.signal import SosFilter, lfilter, sosfilt
 from jaxbridge.testing import check_adapter
 
-mpmath.mp.dps = 30
-
 RNG = np.random.default_rng(1)
 B = np.array([0.5, -0.3, 0.8])
 A = np.array([1.25, -0.4, 0.3])  # a[0] != 1: SciPy divides by it
@@ -25,9 +23,10 @@ SOS = np.array([[1.0, 0.4, -0.2, 1.1, -0.5, 0.2], [0.6, -0.3, 0.5, 0.9, 0.3, -0.
 
 
 @pytest.fixture(autouse=True)
-def _x64():
-    """float64 throughout (the float32 cases switch it off locally)."""
-    with jax.enable_x64(True):
+def _precision():
+    """float64 throughout (the float32 cases switch it off locally), mpmath at 30 digits
+    (set here, not globally: other test modules share the process)."""
+    with jax.enable_x64(True), mpmath.workdps(30):
         yield
 
 
