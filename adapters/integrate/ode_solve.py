@@ -218,10 +218,12 @@ def _sensitivity_vjp(dyn, ts, ys, sens, g):
     """The gradient from the saved sensitivities ``S_i = ∂y_i/∂(y0, θ)``."""
     n = ys.shape[1]
     fs = np.stack([dyn.f(t, y) for t, y in zip(ts, ys)])
-    pulled = np.einsum("kn,knm->m", g, sens)  # Σ_i S_iᵀ g_i
-    ybar, thetabar = pulled[:n], pulled[n:]
+    later = np.einsum("kn,knm->m", g[1:], sens[1:])  # Σ_{i≥1} S_iᵀ g_i
+    ybar, thetabar = later[:n] + g[0], later[n:]  # S_0 = [I, 0]: y_0 is y0 itself
     tbar = np.einsum("kn,kn->k", g, fs)
-    tbar[0] -= ybar @ fs[0]  # moving t0 moves the whole trajectory: ∂y_i/∂t0 = -S_y,i f_0
+    # moving t0 moves the trajectory after it, ∂y_i/∂t0 = -S_y,i f_0, but not y_0 = y0:
+    # summed over i ≥ 1 alone, so that it is exactly 0 when only y_0 has a cotangent
+    tbar[0] = -later[:n] @ fs[0]
     return ybar, thetabar, tbar
 
 
@@ -229,7 +231,9 @@ def _sensitivity_jvp(dyn, ts, ys, sens, dy0, dtheta, dts):
     """The tangent from the saved sensitivities: ``S_y,i (ẏ0 - f_0 ṫ0) + S_θ,i θ̇ + f_i ṫ_i``."""
     fs = np.stack([dyn.f(t, y) for t, y in zip(ts, ys)])
     direction = np.concatenate([dy0 - fs[0] * dts[0], dtheta])
-    return np.einsum("knm,m->kn", sens, direction) + fs * dts[:, None]
+    out = np.einsum("knm,m->kn", sens, direction) + fs * dts[:, None]
+    out[0] = dy0  # y_0 is y0 itself, exactly (the sum above cancels only to rounding)
+    return out
 
 
 def _checked_inputs(y0, theta, ts):
