@@ -16,6 +16,15 @@ import numpy as np
 import pytest
 import scipy.sparse
 from _integrate_cases import Damped, GaussianCosine
+from _optimize_problems import (
+    Distance,
+    Growth,
+    Kepler,
+    Nonnegative,
+    Rosenbrock,
+    SimplexDistance,
+    SumToOne,
+)
 from hypothesis import find, given
 from hypothesis import strategies as st
 
@@ -24,17 +33,30 @@ import jaxbridge.adapters
 from jaxbridge._plan import arg_names
 from jaxbridge.adapters import (
     Doubling,
+    LeastSquares,
     Linear,
     LinearSolve,
     LyapunovSolve,
+    Minimize,
+    MinimizeBounded,
+    MinimizeConstrained,
     OdeSolve,
     Quad,
     ReLU,
+    Root,
     Sigmoid,
     SparseSolve,
     SylvesterSolve,
     special,
 )
+from jaxbridge.adapters.linalg import (
+    ContinuousRiccatiSolve,
+    DiscreteLyapunovSolve,
+    DiscreteRiccatiSolve,
+    MatrixLog,
+    MatrixSqrt,
+)
+from jaxbridge.adapters.signal import LinearFilter, SosFilter
 from jaxbridge.testing import check_adapter, inputs
 from jaxbridge.testing._subject import CHECKS, Subject
 
@@ -73,6 +95,9 @@ class Case:
     # arguments with no derivative (a quantile's shapes): drawn from their domain, then
     # rounded up to integers, which the checks hold fixed
     held: tuple[str, ...] = ()
+    # False for the costliest host solvers: they compute in float64 whatever the input, and
+    # their own tests check float32 inputs; the suite runs them in float64 alone
+    float32: bool = True
 
     def hold(self, args):
         names = arg_names(type(self.adapter))
@@ -82,6 +107,7 @@ class Case:
 
 
 _NOT_LINEAR = frozenset({"linear_transpose"})
+_HOST_RULES = frozenset({"hessian", "linear_transpose"})  # host rules, no linear_in
 
 # The one place to list the adapters to check: every class that `jaxbridge.adapters`
 # exports needs an instance here (`test_every_exported_adapter_is_listed` says which not).
@@ -98,16 +124,39 @@ CASES = [
         _SparseSolve(_PATTERN.indices, _PATTERN.indptr, _PATTERN.shape),
         sizes={"k": _PATTERN.nnz, "n": 5},
     ),
+    # scipy.linalg's matrix functions and equations, scipy.signal's filters: rules of
+    # bridged calls, every order
+    Case(MatrixSqrt(), skipped=_NOT_LINEAR),
+    Case(MatrixLog(), skipped=_NOT_LINEAR),
+    Case(DiscreteLyapunovSolve()),
+    Case(ContinuousRiccatiSolve(), skipped=_NOT_LINEAR),
+    Case(DiscreteRiccatiSolve(), skipped=_NOT_LINEAR),
+    Case(LinearFilter()),
+    Case(SosFilter()),
+    # scipy.optimize: rules on the host (first order), no linear_in
+    Case(Root(Kepler()), sizes={"n": 1, "p": 2}, skipped=_HOST_RULES, float32=False),
+    Case(
+        Minimize(Rosenbrock(), method="trust-exact"),
+        sizes={"n": 2, "p": 2},
+        skipped=_HOST_RULES,
+        float32=False,
+    ),
+    Case(MinimizeBounded(Distance()), sizes={"n": 2, "p": 2}, skipped=_HOST_RULES, float32=False),
+    Case(
+        MinimizeConstrained(SimplexDistance(), eq=SumToOne(), ineq=Nonnegative()),
+        sizes={"n": 3, "p": 3},
+        skipped=_HOST_RULES,
+        float32=False,
+    ),
+    Case(LeastSquares(Growth()), sizes={"n": 2, "p": 4}, skipped=_HOST_RULES, float32=False),
     # scipy.integrate: the adjoint's jvp and backward agree to the solver's tolerance only,
     # so the exact "transpose" check runs on forward sensitivities
     Case(
         OdeSolve(Damped(), method="LSODA", rtol=1e-10, atol=1e-12, sensitivity="forward"),
-        skipped=frozenset({"hessian", "linear_transpose"}),
+        skipped=_HOST_RULES,
+        float32=False,
     ),
-    Case(
-        Quad(GaussianCosine(), epsabs=1e-12, epsrel=1e-12),
-        skipped=frozenset({"hessian", "linear_transpose"}),
-    ),
+    Case(Quad(GaussianCosine(), epsabs=1e-12, epsrel=1e-12), skipped=_HOST_RULES),
     # scipy.special: the orders' domain is "integer", so they are held fixed
     Case(special.jv, skipped=_NOT_LINEAR),
     Case(special.yv, skipped=_NOT_LINEAR),
@@ -164,8 +213,15 @@ def test_every_check_runs_that_should(case):
     assert subject.checks == set(CHECKS) - case.skipped
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
-@pytest.mark.parametrize("case", CASES, ids=_id)
+@pytest.mark.parametrize(
+    ("case", "dtype"),
+    [
+        pytest.param(case, dtype, id=f"{_id(case)}-{np.dtype(dtype).name}")
+        for dtype in (np.float32, np.float64)
+        for case in CASES
+        if dtype == np.float64 or case.float32
+    ],
+)
 @given(data=st.data())
 def test_check_adapter_passes(case, dtype, input_limits, data):
     with jax.enable_x64(dtype == np.float64):

@@ -24,6 +24,11 @@ EXAMPLES = {
     "lqr_control.py": (["--fast"], "The tuned gain is within 1% of the Riccati optimum."),
     "newton_lqr.py": ([], "Newton's method reached the Riccati optimum."),  # fast already
     "stiff_kinetics.py": (["--fast"], "Recovered all three rate constants within 3% of the truth."),
+    "portfolio.py": (["--fast"], "The learned model reproduces every observed portfolio to 0.01."),
+    "filter_fit.py": (
+        ["--fast"],
+        "The fitted filter's frequency response is within 1% of the true one.",
+    ),
     "matern_gp.py": (
         ["--fast"],
         "The learned smoothness matches the grid search's maximum likelihood.",
