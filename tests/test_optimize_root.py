@@ -1,6 +1,8 @@
 """``Root`` on Kepler's equation against bisection and the closed-form sensitivities, under
 every transformation, and its failures."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -182,3 +184,21 @@ def test_jacobian_hook_is_used_and_checked():
         np.testing.assert_allclose(jax.grad(lambda t: root(x0, t)[0])(theta), expected[1:], 1e-12)
         with pytest.raises(ValueError, match=r"WrongHook\.jacobian returned an array of shape"):
             Root(WrongHook())(x0, theta)
+
+
+def test_a_vmap_makes_one_host_call_in_each_direction():
+    """Every batch element is its own solve, but the whole batch crosses to the host once
+    for the values, once for the backward and once for the tangents."""
+    root = Root(Kepler())
+    with jax.enable_x64(True):
+        x0s, thetas = jnp.asarray(THETAS[:, 1:]), jnp.asarray(THETAS)
+
+        def callbacks(function):
+            text = jax.jit(function).lower(x0s, thetas).as_text()
+            assert "stablehlo.while" not in text  # no loop of host calls over the batch
+            return len(re.findall(r"custom_call @\w*callback", text))
+
+        solve = jax.vmap(root)
+        assert callbacks(solve) == 1
+        assert callbacks(jax.grad(lambda x0s, t: solve(x0s, t).sum(), 1)) == 2
+        assert callbacks(lambda x0s, t: jax.jvp(lambda t: solve(x0s, t), (t,), (t,))) == 2
