@@ -334,6 +334,10 @@ def test_check_adapter_on_equations():
     check_adapter(solve_continuous_are, *small, checks=_CHEAP)
     check_adapter(solve_discrete_are, *small, checks=_CHEAP)
     check_adapter(solve_discrete_lyapunov, 0.4 * E[:2, :2], G[:2, :2], checks=_CHEAP)
+    with jax.enable_x64(False):  # float32 inputs (the property suite runs float64 alone)
+        single = tuple(m.astype(np.float32) for m in small)
+        check_adapter(solve_continuous_are, *single, checks=(*_CHEAP, "grad"))
+        check_adapter(solve_discrete_are, *single, checks=(*_CHEAP, "grad"))
 
 
 # ----------------------------------------------------------------------------- errors
