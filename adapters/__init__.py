@@ -12,17 +12,27 @@ from .linalg import LyapunovSolve as LyapunovSolve
 from .linalg import SparseSolve as SparseSolve
 from .linalg import SylvesterSolve as SylvesterSolve
 from .linear import Linear as Linear
+from .optimize import LeastSquares as LeastSquares
+from .optimize import Minimize as Minimize
+from .optimize import MinimizeBounded as MinimizeBounded
+from .optimize import MinimizeConstrained as MinimizeConstrained
+from .optimize import Root as Root
 from .relu import ReLU as ReLU
 from .sigmoid import Sigmoid as Sigmoid
 
 __all__ = [
     "Doubling",
+    "LeastSquares",
     "Linear",
     "LinearSolve",
     "LyapunovSolve",
+    "Minimize",
+    "MinimizeBounded",
+    "MinimizeConstrained",
     "OdeSolve",
     "Quad",
     "ReLU",
+    "Root",
     "Sigmoid",
     "SparseSolve",
     "SylvesterSolve",
