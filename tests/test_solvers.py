@@ -250,7 +250,10 @@ SINGULAR = [
     (
         "linear-rcond",  # a pivot of one float32 ulp: rcond ~ eps / 4, not exactly singular
         LinearSolve,
-        lambda: (jnp.array([[1, 1, 0], [1, 1 + 2**-23, 0], [0, 0, 1]]), jnp.ones(3)),
+        lambda: (
+            jnp.array([[1, 1, 0], [1, 1 + 2**-23, 0], [0, 0, 1]], jnp.float32),
+            jnp.ones(3, jnp.float32),
+        ),
         "singular to working precision",
     ),
     (
