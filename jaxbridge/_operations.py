@@ -256,14 +256,18 @@ class Backward:
         wanted = [i for i, a in enumerate(plan.args) if floating(a.dtype)]
         ranks = [len(s.shape) for s in self._cores(plan)]
 
-        def compute(values: Sequence[np.ndarray]) -> list[object]:
-            g = list(values[n_res:])
+        every = len(wanted) == len(names)
+
+        def compute(values: Sequence[np.ndarray]) -> Sequence[object]:
+            g = values[n_res:]
             got = adapter.backward(tuple(values[:n_res]), tuple(g) if len(g) > 1 else g[0])
             if not isinstance(got, (tuple, list)) or len(got) != len(names):
                 raise TypeError(
                     f"{plan.owner}.backward must return a tuple of {len(names)} cotangents "
                     f"(one per input, None for zero), got {describe(got)}."
                 )
+            if every and all(c is not None for c in got):
+                return got  # the common case: a cotangent for every (floating) input
             return [
                 np.zeros(values[i].shape[values[i].ndim - ranks[i] :], plan.args[i].dtype)
                 if got[i] is None
