@@ -193,7 +193,16 @@ def _host_lowering(ctx: Any, *args: Any, on_host: Any, specs: Any) -> Any:
     return ffi.ffi_lowering("xla_buffer_python_cpu_callback")(ctx, *args, index=index)
 
 
+def _host_elsewhere(ctx: Any, *args: Any, on_host: Any, specs: Any) -> Any:
+    raise NotImplementedError(
+        "jaxbridge's buffer_callback transport runs on the CPU only; on "
+        f"{', '.join(ctx.module_context.platforms)} use jaxbridge.set_transport('pure_callback') "
+        "(or 'auto', which chooses it there)."
+    )
+
+
 _HOST = Primitive("jaxbridge_host")
 _HOST.multiple_results = True
 _HOST.def_abstract_eval(_host_abstract_eval)
+mlir.register_lowering(_HOST, _host_elsewhere)
 mlir.register_lowering(_HOST, _host_lowering, platform="cpu")
