@@ -14,6 +14,7 @@ and the start ``x0`` gets an exact zero. Host code only: NumPy and SciPy, never 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Protocol
 
 import jax
@@ -23,6 +24,7 @@ import scipy.linalg
 import jaxbridge as jb
 
 from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
+from ._functions import user_domains
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -197,8 +199,15 @@ class ImplicitSolver(jb.Adapter):
             raise ValueError(f"{owner}: parameter 'tol' must be a positive number or None.")
 
     def _users(self) -> tuple[jb.Adapter, ...]:
-        """The user's adapters, called as ``(x, theta)``."""
-        return ()
+        """The user's adapters (the parameters that are adapters, the residual or objective
+        first), called as ``(x, theta)``."""
+        values = (getattr(self, field.name) for field in dataclasses.fields(self))
+        return tuple(v for v in values if isinstance(v, jb.Adapter))
+
+    @property
+    def domains(self):
+        # valid inputs for jaxbridge.testing: those of the residual or objective
+        return user_domains(self._users()[0], ("x0", "theta"))
 
     def output_specs(self, x0, theta, *bounds):
         for user in self._users():

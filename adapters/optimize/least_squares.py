@@ -7,7 +7,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from ._functions import HostFunction, check_user, user_domains
+from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome
 from ._stationary import solve_box
 
@@ -56,13 +56,6 @@ class LeastSquares(ImplicitSolver):
     on_failure: str = "raise"
 
     signature = "(n),(p)->(n)"
-
-    def _users(self):
-        return (self.residual,)
-
-    @property
-    def domains(self):
-        return user_domains(self.residual, ("x0", "theta"))
 
     def __post_init__(self) -> None:
         self._check_common(_METHODS)

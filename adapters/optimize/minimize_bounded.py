@@ -5,7 +5,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from ._functions import HostFunction, check_user, user_domains
+from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, failure, finite_inputs, outcome
 from ._minimizing import run_minimize
 from ._stationary import solve_box
@@ -71,12 +71,9 @@ class MinimizeBounded(ImplicitSolver):
 
     signature = "(n),(p),(n),(n)->(n)"
 
-    def _users(self):
-        return (self.objective,)
-
     @property
     def domains(self):
-        return {**user_domains(self.objective, ("x0", "theta")), "lower": _lower, "upper": _upper}
+        return {**super().domains, "lower": _lower, "upper": _upper}
 
     def __post_init__(self) -> None:
         self._check_common(_METHODS)

@@ -7,7 +7,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from ._functions import HostFunction, check_user, user_domains
+from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome
 from ._kkt import KKTSystem, solve_kkt
 from ._minimizing import run_minimize
@@ -69,13 +69,6 @@ class MinimizeConstrained(ImplicitSolver):
     on_failure: str = "raise"
 
     signature = "(n),(p)->(n)"
-
-    def _users(self):
-        return tuple(a for a in (self.objective, self.eq, self.ineq) if a is not None)
-
-    @property
-    def domains(self):
-        return user_domains(self.objective, ("x0", "theta"))
 
     def __post_init__(self) -> None:
         self._check_common(_METHODS)

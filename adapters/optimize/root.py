@@ -6,7 +6,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from ._functions import HostFunction, check_user, user_domains
+from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome, settle
 
 _METHODS = ("hybr", "lm", "broyden1", "broyden2", "anderson", "krylov", "df-sane")
@@ -56,13 +56,6 @@ class Root(ImplicitSolver):
     on_failure: str = "raise"
 
     signature = "(n),(p)->(n)"
-
-    def _users(self):
-        return (self.residual,)
-
-    @property
-    def domains(self):
-        return user_domains(self.residual, ("x0", "theta"))
 
     def __post_init__(self) -> None:
         self._check_common(_METHODS)
