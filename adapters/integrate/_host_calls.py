@@ -12,20 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 import jaxbridge as jb
-
-ON_FAILURE = ("raise", "nan")
-
-
-def check_choice(owner: str, name: str, value: object, choices: Sequence[str]) -> None:
-    """Refuse a static parameter outside ``choices``, naming the adapter and the parameter."""
-    if value not in choices:
-        allowed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{owner}: parameter '{name}' must be one of {allowed}; got {value!r}.")
 
 
 def check_positive(owner: str, name: str, value: object, allow_zero: bool = False) -> None:
@@ -53,15 +42,9 @@ def require_finite(what: str, values: np.ndarray) -> None:
         raise failure(f"{what} has non-finite entries (NaN or inf)")
 
 
-def result_type(*specs: jax.ShapeDtypeStruct) -> np.dtype:
-    """The declared dtype of a result: the floating arguments' common one (float, in the
-    precision JAX is in, when none is floating)."""
-    floating = [s.dtype for s in specs if jnp.issubdtype(s.dtype, jnp.floating)]
-    return jnp.result_type(*floating) if floating else jnp.result_type(float)
-
-
 def host_type(*arrays: np.ndarray) -> np.dtype:
-    """``result_type`` on the host: the dtype to cast the float64 results to."""
+    """The dtype to cast the float64 results to, on the host: the floating arguments'
+    common one (float64 when none is floating; the bridge casts it to the declared one)."""
     floating = [a.dtype for a in arrays if np.issubdtype(a.dtype, np.floating)]
     return np.result_type(*floating) if floating else np.dtype(np.float64)
 

@@ -8,15 +8,13 @@ import numpy as np
 
 import jaxbridge as jb
 
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
 from ._host_calls import (
-    ON_FAILURE,
     IntegrationFailure,
-    check_choice,
     check_positive,
     cotangent_type,
     host_type,
     require_finite,
-    result_type,
 )
 from ._ode import (
     METHODS,
@@ -133,13 +131,13 @@ class OdeSolve(jb.Adapter):
             )
 
     def output_specs(self, y0, theta, ts):
-        return jax.ShapeDtypeStruct((*ts.shape, *y0.shape), result_type(y0, theta, ts))
+        return jax.ShapeDtypeStruct((*ts.shape, *y0.shape), float_dtype(y0, theta, ts))
 
     def residual_specs(self, y0, theta, ts):
         if self.sensitivity == "adjoint":
             return ()
         shape = (*ts.shape, *y0.shape, y0.shape[0] + theta.shape[0])
-        return jax.ShapeDtypeStruct(shape, result_type(y0, theta, ts))
+        return jax.ShapeDtypeStruct(shape, float_dtype(y0, theta, ts))
 
     def forward(self, y0, theta, ts):
         dtype = host_type(y0, theta, ts)

@@ -9,16 +9,14 @@ import scipy.integrate
 
 import jaxbridge as jb
 
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
 from ._host_calls import (
-    ON_FAILURE,
     HostFunction,
     IntegrationFailure,
-    check_choice,
     check_positive,
     cotangent_type,
     failure,
     host_type,
-    result_type,
 )
 
 _INTEGRAND_SIGNATURE = re.compile(r"^\(\),\(\w+\)->\(\)$")
@@ -84,7 +82,7 @@ class Quad(jb.Adapter):
         check_choice("Quad", "on_failure", self.on_failure, ON_FAILURE)
 
     def output_specs(self, theta, a, b):
-        return jax.ShapeDtypeStruct((), result_type(theta, a, b))
+        return jax.ShapeDtypeStruct((), float_dtype(theta, a, b))
 
     def forward(self, theta, a, b):
         dtype = host_type(theta, a, b)

@@ -1,16 +1,11 @@
-"""What the special-function adapters share: the result dtype, on the host and when traced."""
+"""What the special-function adapters share: the result dtype on the host (``float_dtype``,
+the declared one, is the solvers')."""
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-
-def float_dtype(*specs: jax.ShapeDtypeStruct) -> np.dtype:
-    """The declared result dtype: the inputs' floating one, or the default float for integer
-    inputs (a Python float is weak, so float32 inputs stay float32)."""
-    return jnp.result_type(*(s.dtype for s in specs), float)
+from ..linalg._solving import float_dtype as float_dtype
 
 
 def host_dtype(*arrays: np.ndarray) -> np.dtype:
