@@ -64,32 +64,66 @@ def conform(
     return array.astype(dtype, copy=False)
 
 
-def run_whole(
+def whole(
     owner: str,
     method: str,
     compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
     expected: Sequence[tuple[tuple[int, ...], np.dtype, int]],
-    arrays: Sequence[np.ndarray],
-) -> Sequence[np.ndarray]:
-    """Run ``compute`` on the whole batch at once (a vectorized adapter), in one host call.
+) -> Callable[[Sequence[np.ndarray]], Sequence[np.ndarray]]:
+    """The host function that runs ``compute`` on the whole batch at once (a vectorized
+    adapter), in one host call.
 
     ``expected`` holds each result's shape, dtype and core rank, worked out once when the
-    call was traced: this runs on every call, so it does no shape arithmetic of its own.
+    call was traced: ``run`` is the hot path of every call, so it does no shape arithmetic
+    and hands back results that conform as they are.
     """
-    try:
-        got = compute(arrays)
-    except Exception as error:
-        raise host_error(owner, method, error) from error
+    count = len(expected)
+    if count == 1:
+        ((shape, dtype, _),) = expected
+
+        def run_one(arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
+            # the common case, spelled out: a loop over one result costs a microsecond
+            try:
+                got = compute(arrays)
+            except Exception as error:
+                raise host_error(owner, method, error) from error
+            if len(got) == 1:
+                value = got[0]
+                if type(value) is np.ndarray and value.shape == shape and value.dtype is dtype:
+                    return got  # type: ignore[return-value]
+            return _conformed(owner, method, got, expected)
+
+        return run_one
+
+    def run(arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
+        try:
+            got = compute(arrays)
+        except Exception as error:
+            raise host_error(owner, method, error) from error
+        if len(got) == count:
+            for value, (shape, dtype, _) in zip(got, expected):
+                # conform's own first test, inlined
+                if not (type(value) is np.ndarray and value.shape == shape and value.dtype is dtype):
+                    break
+            else:
+                return got  # type: ignore[return-value]  # each value passed the ndarray test
+        return _conformed(owner, method, got, expected)
+
+    return run
+
+
+def _conformed(
+    owner: str,
+    method: str,
+    got: Sequence[object],
+    expected: Sequence[tuple[tuple[int, ...], np.dtype, int]],
+) -> tuple[np.ndarray, ...]:
     if len(got) != len(expected):
         raise TypeError(f"{owner}: {method} returned {len(got)} values, expected {len(expected)}.")
-    for value, (shape, dtype, _) in zip(got, expected):
-        # conform's own first test, inlined: this is the hot path of every call
-        if not (type(value) is np.ndarray and value.shape == shape and value.dtype is dtype):
-            return tuple(
-                conform(owner, method, i, value, shape, rank, dtype)
-                for i, (value, (shape, dtype, rank)) in enumerate(zip(got, expected))
-            )
-    return got  # type: ignore[return-value]  # every value just passed the ndarray test
+    return tuple(
+        conform(owner, method, i, value, shape, rank, dtype)
+        for i, (value, (shape, dtype, rank)) in enumerate(zip(got, expected))
+    )
 
 
 def run_batched(

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._host import run_batched, run_whole
+from ._host import run_batched, whole
 from ._plan import Plan, arg_names, make_plan
 from ._primitives import Linear, bind, vary_like
 from ._transport import host_call, x64_mode
@@ -48,12 +48,15 @@ class Forward:
         declared = (*plan.outputs, *(plan.residuals if self.residuals else ()))
         n_out, n_all = len(plan.outputs), len(plan.outputs) + len(plan.residuals)
 
+        forward, keep = adapter.forward, len(declared)
+        trim = keep < n_all
+
         def compute(values: Sequence[np.ndarray]) -> Sequence[object]:
-            got = adapter.forward(*values)
+            got = forward(*values)
             if not isinstance(got, (tuple, list)):
                 return (got,)
             # residuals the primal call does not need are dropped here, on the host
-            return got[: len(declared)] if len(got) == n_all and n_out < n_all else got
+            return got[:keep] if trim and len(got) == n_all else got
 
         # residuals take the batch of the arguments they are computed from alone
         sources = [None] * n_out + [plan.sources] * (len(declared) - n_out)
@@ -256,18 +259,23 @@ class Backward:
         wanted = [i for i, a in enumerate(plan.args) if floating(a.dtype)]
         ranks = [len(s.shape) for s in self._cores(plan)]
 
-        every = len(wanted) == len(names)
+        backward, count = adapter.backward, len(names)
+        every, several = len(wanted) == count, len(plan.outputs) > 1
 
         def compute(values: Sequence[np.ndarray]) -> Sequence[object]:
-            g = values[n_res:]
-            got = adapter.backward(tuple(values[:n_res]), tuple(g) if len(g) > 1 else g[0])
-            if not isinstance(got, (tuple, list)) or len(got) != len(names):
+            g = tuple(values[n_res:]) if several else values[n_res]
+            got = backward(tuple(values[:n_res]), g)
+            if not isinstance(got, (tuple, list)) or len(got) != count:
                 raise TypeError(
-                    f"{plan.owner}.backward must return a tuple of {len(names)} cotangents "
+                    f"{plan.owner}.backward must return a tuple of {count} cotangents "
                     f"(one per input, None for zero), got {describe(got)}."
                 )
-            if every and all(c is not None for c in got):
-                return got  # the common case: a cotangent for every (floating) input
+            if every:
+                for c in got:
+                    if c is None:
+                        break
+                else:
+                    return got  # the common case: a cotangent for every (floating) input
             return [
                 np.zeros(values[i].shape[values[i].ndim - ranks[i] :], plan.args[i].dtype)
                 if got[i] is None
@@ -397,7 +405,7 @@ def host_function(
         expected = [
             (tuple(s.shape), np.dtype(s.dtype), len(r.shape)) for s, r in zip(specs, results)
         ]
-        return functools.partial(run_whole, cls.__name__, method, compute, expected)
+        return whole(cls.__name__, method, compute, expected)
     cores = [(s.shape, np.dtype(s.dtype)) for s in results]
     sources = [None] * len(cores) if sources is None else sources
     return functools.partial(
