@@ -16,7 +16,6 @@ from ._solving import (
     float_dtype,
     invert_many,
     outer_sum,
-    require_finite,
     solve_per_matrix,
 )
 
@@ -129,15 +128,15 @@ class _LUSolve(jb.Adapter):
     def forward(self, a, lu, piv, b):
         if (piv[..., 0] == _INVERSE).all():
             return apply_inverse(lu, b, self.trans)
+        n = b.shape[-1]
+        if lu[..., 0, 0].size == 1:  # one matrix (the common case): no batch to walk
+            x = _lu_solve(lu.reshape(n, n), piv.reshape(n), b.reshape(-1, n), self.trans)
+            return x.reshape(np.broadcast_shapes(lu.shape[:-2], b.shape[:-1]) + (n,))
 
         def solve(lu, piv, stack):
             if piv[0] == _INVERSE:
                 return (apply_inverse(lu, stack, self.trans),)
-            # the saved factors are aᵀ's, transposed (see _lu): a x = b is their trans=1
-            xs = scipy.linalg.lu_solve(
-                (lu.T, piv), stack.T, trans=0 if self.trans else 1, check_finite=False
-            )
-            return (xs.T,)
+            return (_lu_solve(lu, piv, stack, self.trans),)
 
         return solve_per_matrix([lu, piv], [2, 1], b, 1, solve, np.result_type(lu, b), ())[0]
 
@@ -200,33 +199,45 @@ def _rhs(tangents, x, transposed=False, symmetric=False):
 
 def _lu(a, stack, dtype):
     a = np.asarray(a, dtype)
-    require_finite("matrix 'a'", a)
     # XLA's buffers are row-major and LAPACK's column-major: factorize aᵀ, whose
     # column-major form is a's own memory, and save its factors transposed, so no n² array is
     # ever copied with a transpose (here, in the bridge, or in the backward's solves)
     at = a.T
     getrf, gecon, lange = scipy.linalg.get_lapack_funcs(("getrf", "gecon", "lange"), (at,))
+    norm = lange("I", at)  # a NaN or inf entry makes it NaN or inf: the finiteness check
+    if not np.isfinite(norm):
+        raise failure("matrix 'a' has non-finite entries (NaN or inf)")
     lu, piv, info = getrf(at)  # LAPACK directly: lu_factor only warns on a zero pivot
     if info > 0:
         raise failure(f"matrix 'a' is singular (exactly zero pivot at step {info} of its LU)")
     # aᵀ's reciprocal condition number in the ∞-norm is a's in the 1-norm
-    _check_condition(gecon(lu, lange("I", at), norm="I")[0], dtype)
-    x = scipy.linalg.lu_solve((lu, piv), stack.T, trans=1, check_finite=False).T
-    return x, lu.T, piv
+    _check_condition(gecon(lu, norm, norm="I")[0], dtype)
+    return _lu_solve(lu.T, piv, stack, False), lu.T, piv
+
+
+def _lu_solve(lu, piv, stack, trans):
+    """The solutions of ``a x = b`` (``aᵀ x = b`` if ``trans``) for the rows ``b`` of
+    ``stack``, from aᵀ's LU factors saved transposed (see ``_lu``): LAPACK's ``getrs``
+    directly, as ``lu_solve``'s checks and batching cost as much as the solve at n = 200."""
+    (getrs,) = scipy.linalg.get_lapack_funcs(("getrs",), (lu,))
+    x, info = getrs(lu.T, piv, stack.T, trans=0 if trans else 1)
+    return x.T
 
 
 def _cholesky(a, stack, dtype):
     a = np.asarray(a, dtype)
-    require_finite("matrix 'a'", a)
     s = ((a + a.T) / 2).T  # symmetric: its column-major view is itself (see _lu)
     potrf, pocon, lange = scipy.linalg.get_lapack_funcs(("potrf", "pocon", "lange"), (s,))
+    norm = lange("1", s)  # NaN or inf exactly where an entry is (see _lu)
+    if not np.isfinite(norm):
+        raise failure("matrix 'a' has non-finite entries (NaN or inf)")
     c, info = potrf(s, lower=False, clean=True)
     if info > 0:
         raise failure(
             f"matrix 'a' is not positive definite (its leading minor of order {info} is not "
             "positive), as assume_a='pos' requires"
         )
-    _check_condition(pocon(c, lange("1", s), uplo="U")[0], dtype)
+    _check_condition(pocon(c, norm, uplo="U")[0], dtype)
     x = scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T
     return x, c.T, np.zeros(a.shape[:1], np.int32)  # saved transposed, as in _lu
 
