@@ -103,7 +103,9 @@ def whole(
         if len(got) == count:
             for value, (shape, dtype, _) in zip(got, expected):
                 # conform's own first test, inlined
-                if not (type(value) is np.ndarray and value.shape == shape and value.dtype is dtype):
+                if not (type(value) is np.ndarray and value.shape == shape):
+                    break
+                if value.dtype is not dtype:
                     break
             else:
                 return got  # type: ignore[return-value]  # each value passed the ndarray test
