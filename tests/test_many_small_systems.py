@@ -46,7 +46,9 @@ def test_many_small_systems_are_saved_as_inverses_not_looped():
         np.testing.assert_allclose(x, np.linalg.solve(a, b[..., None])[..., 0], rtol=1e-13)
 
 
-@pytest.mark.parametrize("bad", ["singular", "nearly singular", "nan"])
+@pytest.mark.parametrize(
+    "bad", ["singular", "nearly singular", "singular to working precision", "nan"]
+)
 def test_a_bad_matrix_in_a_small_batch_is_named_or_nan(bad):
     with jax.enable_x64(True):
         a, b = _systems(5, 3)
@@ -55,6 +57,12 @@ def test_a_bad_matrix_in_a_small_batch_is_named_or_nan(bad):
             a[2] = np.ones((3, 3))
         elif bad == "nearly singular":
             a[2] = np.ones((3, 3)) + 1e-17 * np.eye(3)
+        elif bad == "singular to working precision":
+            # invertible, but its 1-norm condition number is 4 / 2⁻⁵¹ = 2⁵³ > 1 / eps, while
+            # the batch's largest entries and its inverses' multiply to only 2⁵¹: the bound
+            # that spares the norms must keep its n² factor
+            a = np.stack([0.9 * np.eye(3)] * 5)
+            a[2] = [[1, 1, 0], [1, 1 + 2.0**-51, 0], [0, 0, 1]]
         else:
             a[2, 1, 1] = np.nan
         with pytest.raises(np.linalg.LinAlgError, match=r"LinearSolve\.forward .*matrix 'a'"):
