@@ -135,3 +135,24 @@ def test_memory_of_a_shared_matrix_does_not_grow_with_the_right_hand_sides():
             return compiled.memory_analysis().temp_size_in_bytes
 
         assert temporaries(128) < 10 * matrix_bytes
+
+
+@pytest.mark.parametrize("assume_a", ["gen", "pos"])
+@pytest.mark.parametrize(
+    "a_shape, b_shape, axes",
+    [((0, 0), (0,), None), ((5, 0, 0), (5, 0), 0), ((0, 0), (5, 0), (None, 0))],
+    ids=["one", "a batch", "shared"],
+)
+def test_empty_systems_solve_to_empty_results_in_every_mode(assume_a, a_shape, b_shape, axes):
+    """n = 0: nothing to solve. Values, gradients and tangents are empty arrays of the right
+    shapes, with no error (the batched path must not index an empty matrix)."""
+    with jax.enable_x64(True):
+        solve = LinearSolve(assume_a=assume_a)
+        solve = solve if axes is None else jax.vmap(solve, axes)
+        a, b = jnp.zeros(a_shape), jnp.zeros(b_shape)
+        assert solve(a, b).shape == b_shape
+        assert jax.jit(solve)(a, b).shape == b_shape
+        da, db = jax.grad(lambda a, b: jnp.sum(solve(a, b)), (0, 1))(a, b)
+        assert (da.shape, db.shape) == (a_shape, b_shape)
+        _, tangent = jax.jvp(solve, (a, b), (a, b))
+        assert tangent.shape == b_shape

@@ -78,7 +78,7 @@ class LinearSolve(jb.Adapter):
         dtype = np.result_type(a, b, np.float32)
         n = a.shape[-1]
         positive = self.assume_a == "pos"
-        if n <= SMALL and a[..., 0, 0].size > 1:  # many small matrices: batched LAPACK
+        if 0 < n <= SMALL and a.size > n * n:  # many small matrices: batched LAPACK
             a = np.asarray(a, dtype)
             a = (a + np.swapaxes(a, -1, -2)) / 2 if positive else a
             inverse = invert_many(a, positive)
@@ -126,7 +126,7 @@ class _LUSolve(jb.Adapter):
     vectorized = True
 
     def forward(self, a, lu, piv, b):
-        if (piv[..., 0] == _INVERSE).all():
+        if (piv[..., :1] == _INVERSE).all():  # (empty systems too: n = 0)
             return apply_inverse(lu, b, self.trans)
         n = b.shape[-1]
         if lu[..., 0, 0].size == 1:  # one matrix (the common case): no batch to walk
@@ -160,7 +160,7 @@ class _CholeskySolve(jb.Adapter):
     vectorized = True
 
     def forward(self, a, c, kind, b):
-        if (kind[..., 0] == _INVERSE).all():
+        if (kind[..., :1] == _INVERSE).all():  # (empty systems too: n = 0)
             return apply_inverse(c, b, False)
 
         def solve(c, kind, stack):
