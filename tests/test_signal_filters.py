@@ -191,6 +191,24 @@ def test_check_adapter_on_filters():
 # ----------------------------------------------------------------------------- errors
 
 
+def test_empty_signals_filter_to_empty_outputs_with_zero_derivatives():
+    """A signal of length 0: the output is empty, the coefficients' gradients are zero and
+    the tangents empty, in both modes and through a vmap (the rules' convolutions must not
+    index an empty list of terms)."""
+    empty = np.zeros(0)
+    assert lfilter(B, A, empty).shape == (0,)
+    db, da, dx = jax.grad(lambda b, a, x: lfilter(b, a, x).sum(), (0, 1, 2))(B, A, empty)
+    np.testing.assert_array_equal(db, np.zeros(3))
+    np.testing.assert_array_equal(da, np.zeros(3))
+    assert dx.shape == (0,)
+    _, tangent = jax.jvp(lfilter, (B, A, empty), (B, A, empty))
+    assert tangent.shape == (0,)
+    dsos, _ = jax.grad(lambda s, x: sosfilt(s, x).sum(), (0, 1))(SOS, empty)
+    np.testing.assert_array_equal(dsos, np.zeros_like(SOS))
+    batched = jax.vmap(lfilter, (None, None, 0))
+    assert jax.grad(lambda x: batched(B, A, x).sum())(np.zeros((3, 0))).shape == (3, 0)
+
+
 def test_zero_leading_coefficient_is_named():
     with pytest.raises(ValueError, match=r"lfilter: the leading denominator coefficient a\[0\]"):
         lfilter(B, np.array([0.0, 1.0]), X)

@@ -51,7 +51,8 @@ def convolve(c: jax.Array, s: jax.Array) -> jax.Array:
     """``Σₖ c[k] s[n-k]``, the causal convolution truncated to ``s``'s length: ``B s`` for
     the numerator ``c``, batched (leading axes broadcast)."""
     m = s.shape[-1]
-    terms = [c[..., k : k + 1] * _delay(s, k) for k in range(min(c.shape[-1], m))]
+    # (the k = 0 term always: with an empty signal it gives the empty result its shape)
+    terms = [c[..., k : k + 1] * _delay(s, k) for k in range(min(c.shape[-1], max(m, 1)))]
     return sum(terms[1:], terms[0])
 
 
@@ -70,7 +71,7 @@ def correlate(u: jax.Array, s: jax.Array, size: int) -> jax.Array:
 def convolve_adjoint(c: jax.Array, v: jax.Array) -> jax.Array:
     """``Σₖ c[k] v[j+k]``: the transpose of ``convolve(c, ·)`` applied to ``v``."""
     m = v.shape[-1]
-    terms = [c[..., k : k + 1] * _advance(v, k) for k in range(min(c.shape[-1], m))]
+    terms = [c[..., k : k + 1] * _advance(v, k) for k in range(min(c.shape[-1], max(m, 1)))]
     return sum(terms[1:], terms[0])
 
 
