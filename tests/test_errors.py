@@ -19,7 +19,7 @@ class Faulty(jb.Adapter):
         if self.fault == "raise":
             raise np.linalg.LinAlgError("Matrix is singular.")
         if self.fault == "shape":
-            return x[:-1]
+            return x[..., :-1]
         if self.fault == "kind":
             return np.ones(x.shape, np.int64)
         if self.fault == "count":
@@ -28,10 +28,35 @@ class Faulty(jb.Adapter):
 
     def backward(self, res, g):
         if self.fault == "backward_shape":
-            return (g[:-1],)
+            return (g[..., :-1],)
         if self.fault == "backward_count":
             return g
         raise ValueError("no gradient here")
+
+
+class FaultyWhole(Faulty):
+    """The same faults from a vectorized adapter, whose results are checked on the whole
+    batch at once (one result: the fast path of every call)."""
+
+    vectorized = True
+
+
+class TwoResults(jb.Adapter):
+    """A vectorized adapter with two results (the general path of the result check)."""
+
+    signature = "(n)->(n),(n)"
+    vectorized = True
+    second: str = "ok"
+
+    def forward(self, x):
+        if self.second == "kind":
+            return x, np.ones(x.shape, np.int64)
+        if self.second == "wide":
+            return x, x.astype(np.float64) * 2  # float64 where float32 was declared: cast
+        return x, x[..., :-1]
+
+
+FAULTY = pytest.mark.parametrize("faulty", [Faulty, FaultyWhole], ids=["looped", "whole"])
 
 
 def test_wrong_number_of_arguments():
@@ -100,12 +125,14 @@ def test_host_exception_in_backward_outside_jit():
         jax.grad(lambda x: Faulty("none")(x).sum())(jnp.ones(3))
 
 
+@FAULTY
 @pytest.mark.parametrize("transform", [lambda f: f, jax.jit], ids=["eager", "jit"])
-def test_wrong_shape_from_host(transform):
+def test_wrong_shape_from_host(faulty, transform):
+    name = faulty.__name__
     with pytest.raises(
-        Exception, match=r"Faulty: result 0 of forward has shape \(2,\), expected \(3,\)"
+        Exception, match=rf"{name}: result 0 of forward has shape \(2,\), expected \(3,\)"
     ):
-        jax.block_until_ready(transform(Faulty("shape"))(jnp.ones(3)))
+        jax.block_until_ready(transform(faulty("shape"))(jnp.ones(3)))
 
 
 def test_wrong_shape_under_vmap_names_the_batched_shape():
@@ -113,27 +140,54 @@ def test_wrong_shape_under_vmap_names_the_batched_shape():
         Exception, match=r"Faulty: result 0 of forward has shape \(2,\), expected \(3,\)"
     ):
         jax.block_until_ready(jax.vmap(Faulty("shape"))(jnp.ones((4, 3))))
-
-
-def test_wrong_kind_from_host():
     with pytest.raises(
-        TypeError, match=r"Faulty: result 0 of forward has dtype int64, but float32 was declared"
+        Exception, match=r"FaultyWhole: result 0 of forward has shape \(4, 2\), expected \(4, 3\)"
     ):
-        Faulty("kind")(jnp.ones(3, jnp.float32))
+        jax.block_until_ready(jax.vmap(FaultyWhole("shape"))(jnp.ones((4, 3))))
 
 
-def test_wrong_number_of_results():
-    with pytest.raises(TypeError, match=r"Faulty: forward returned 2 values, expected 1"):
-        Faulty("count")(jnp.ones(3))
-
-
-def test_backward_returning_wrong_shape_or_count():
+@FAULTY
+def test_wrong_kind_from_host(faulty):
+    name = faulty.__name__
     with pytest.raises(
-        ValueError, match=r"Faulty: result 0 of backward has shape \(2,\), expected \(3,\)"
+        TypeError, match=rf"{name}: result 0 of forward has dtype int64, but float32 was declared"
     ):
-        jax.grad(lambda x: Faulty("backward_shape")(x).sum())(jnp.ones(3))
-    with pytest.raises(TypeError, match=r"Faulty.backward must return a tuple of 1 cotangents"):
-        jax.grad(lambda x: Faulty("backward_count")(x).sum())(jnp.ones(3))
+        faulty("kind")(jnp.ones(3, jnp.float32))
+    with pytest.raises(Exception, match=rf"{name}: result 0 of forward has dtype int64"):
+        jax.block_until_ready(jax.jit(faulty("kind"))(jnp.ones(3, jnp.float32)))
+
+
+@FAULTY
+def test_wrong_number_of_results(faulty):
+    with pytest.raises(
+        TypeError, match=rf"{faulty.__name__}: forward returned 2 values, expected 1"
+    ):
+        faulty("count")(jnp.ones(3))
+
+
+@FAULTY
+def test_backward_returning_wrong_shape_or_count(faulty):
+    name = faulty.__name__
+    with pytest.raises(
+        ValueError, match=rf"{name}: result 0 of backward has shape \(2,\), expected \(3,\)"
+    ):
+        jax.grad(lambda x: faulty("backward_shape")(x).sum())(jnp.ones(3))
+    with pytest.raises(TypeError, match=rf"{name}.backward must return a tuple of 1 cotangents"):
+        jax.grad(lambda x: faulty("backward_count")(x).sum())(jnp.ones(3))
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, jax.jit], ids=["eager", "jit"])
+def test_several_results_are_each_checked_and_cast_within_their_kind(transform):
+    x = jnp.arange(3.0, dtype=jnp.float32)
+    with pytest.raises(Exception, match=r"TwoResults: result 1 of forward has dtype int64"):
+        jax.block_until_ready(transform(TwoResults("kind"))(x))
+    with pytest.raises(
+        Exception, match=r"TwoResults: result 1 of forward has shape \(2,\), expected \(3,\)"
+    ):
+        jax.block_until_ready(transform(TwoResults())(x))
+    same, doubled = transform(TwoResults("wide"))(x)
+    assert doubled.dtype == jnp.float32
+    np.testing.assert_array_equal(doubled, 2 * np.arange(3.0))
 
 
 def test_adapter_without_backward_cannot_be_differentiated():
