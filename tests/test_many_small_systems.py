@@ -58,11 +58,12 @@ def test_a_bad_matrix_in_a_small_batch_is_named_or_nan(bad):
         elif bad == "nearly singular":
             a[2] = np.ones((3, 3)) + 1e-17 * np.eye(3)
         elif bad == "singular to working precision":
-            # invertible, but its 1-norm condition number is 4 / 2⁻⁵¹ = 2⁵³ > 1 / eps, while
-            # the batch's largest entries and its inverses' multiply to only 2⁵¹: the bound
-            # that spares the norms must keep its n² factor
+            # -(J + δI), J all ones, δ = 3 eps: invertible, but its 1-norm condition number is
+            # 4 / δ > 1 / eps, while n max|a| max|a⁻¹| is only 2 / δ (the largest entries
+            # negative): the bound that spares the norms must keep all of its n² factor and
+            # read magnitudes, not maxima
             a = np.stack([0.9 * np.eye(3)] * 5)
-            a[2] = [[1, 1, 0], [1, 1 + 2.0**-51, 0], [0, 0, 1]]
+            a[2] = -(np.ones((3, 3)) + 3 * np.finfo(float).eps * np.eye(3))
         else:
             a[2, 1, 1] = np.nan
         with pytest.raises(np.linalg.LinAlgError, match=r"LinearSolve\.forward .*matrix 'a'"):
