@@ -339,6 +339,22 @@ def test_bad_matrix_is_an_error_naming_the_adapter(make, args, message):
         jax.jit(adapter)(*args())
 
 
+@pytest.mark.parametrize("assume_a", ["gen", "pos"])
+@pytest.mark.parametrize("count", [None, 3], ids=["one", "a small batch"])
+def test_finite_entries_whose_norm_overflows_are_named_as_such(assume_a, count):
+    """Entries near the largest float: the norm that stands in for the finiteness check
+    overflows, and the error says so rather than calling the entries non-finite (or the
+    matrix singular); the symmetric part of 'pos' is formed without overflowing."""
+    big = float(np.finfo(np.float32).max) / 1.2
+    a = jnp.asarray([[big, big / 2], [-big / 2 if assume_a == "gen" else big / 2, big]])
+    b = jnp.ones(2)
+    if count:
+        a, b = jnp.stack([a] + [jnp.eye(2)] * (count - 1)), jnp.ones((count, 2))
+    solve = LinearSolve(assume_a=assume_a)
+    with pytest.raises(np.linalg.LinAlgError, match=r"matrix 'a' has entries so large that its"):
+        (solve if count is None else jax.vmap(solve))(a, b)
+
+
 @pytest.mark.parametrize(("make", "args", "message"), BAD)
 def test_bad_matrix_gives_nan_on_request(make, args, message):
     adapter = make(on_failure="nan")

@@ -64,14 +64,15 @@ def invert_many(a: np.ndarray, positive: bool) -> np.ndarray | None:
         inverse = np.linalg.inv(a)
     except np.linalg.LinAlgError:
         return None
-    eps, n = np.finfo(a.dtype).eps, a.shape[-1]
-    # rcond >= eps for every matrix. First a bound that needs no norms (they cost a third
-    # of the inversion): ‖m‖₁ ≤ n max|mᵢⱼ|, so n² max|a| max|a⁻¹| eps ≤ 1 over the whole
-    # batch suffices; only a batch that fails it is checked matrix by matrix.
+    eps, n = float(np.finfo(a.dtype).eps), a.shape[-1]
+    # rcond >= eps for every matrix. First a bound that needs no norms (they cost up to a
+    # third of the inversion): ‖m‖₁ ≤ n max|mᵢⱼ|, so n² max|a| max|a⁻¹| eps ≤ 1 over the
+    # whole batch suffices; only a batch that fails it is checked matrix by matrix.
     if n * n * _largest(a) * _largest(inverse) * eps <= 1:
         return inverse
-    if not (_norm_1(a) * _norm_1(inverse) * eps <= 1).all():
-        return None  # (NaN fails both tests)
+    with np.errstate(over="ignore"):  # a norm that overflows fails the test, as it should
+        if not (_norm_1(a) * _norm_1(inverse) * eps <= 1).all():
+            return None  # (NaN fails both tests)
     return inverse
 
 

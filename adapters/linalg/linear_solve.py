@@ -80,7 +80,7 @@ class LinearSolve(jb.Adapter):
         positive = self.assume_a == "pos"
         if 0 < n <= SMALL and a.size > n * n:  # many small matrices: batched LAPACK
             a = np.asarray(a, dtype)
-            a = (a + np.swapaxes(a, -1, -2)) / 2 if positive else a
+            a = a / 2 + np.swapaxes(a, -1, -2) / 2 if positive else a  # (halves first: no overflow)
             inverse = invert_many(a, positive)
             if inverse is not None:
                 b = np.asarray(b, dtype)
@@ -205,8 +205,7 @@ def _lu(a, stack, dtype):
     at = a.T
     getrf, gecon, lange = scipy.linalg.get_lapack_funcs(("getrf", "gecon", "lange"), (at,))
     norm = lange("I", at)  # a NaN or inf entry makes it NaN or inf: the finiteness check
-    if not np.isfinite(norm):
-        raise failure("matrix 'a' has non-finite entries (NaN or inf)")
+    _check_norm(norm, a)
     lu, piv, info = getrf(at)  # LAPACK directly: lu_factor only warns on a zero pivot
     if info > 0:
         raise failure(f"matrix 'a' is singular (exactly zero pivot at step {info} of its LU)")
@@ -226,11 +225,12 @@ def _lu_solve(lu, piv, stack, trans):
 
 def _cholesky(a, stack, dtype):
     a = np.asarray(a, dtype)
-    s = ((a + a.T) / 2).T  # symmetric: its column-major view is itself (see _lu)
+    # halves first, so that large finite entries cannot overflow; symmetric, so its
+    # column-major view is itself (see _lu)
+    s = (a / 2 + a.T / 2).T
     potrf, pocon, lange = scipy.linalg.get_lapack_funcs(("potrf", "pocon", "lange"), (s,))
-    norm = lange("1", s)  # NaN or inf exactly where an entry is (see _lu)
-    if not np.isfinite(norm):
-        raise failure("matrix 'a' has non-finite entries (NaN or inf)")
+    norm = lange("1", s)  # NaN or inf where an entry is (see _lu)
+    _check_norm(norm, s)
     c, info = potrf(s, lower=False, clean=True)
     if info > 0:
         raise failure(
@@ -240,6 +240,18 @@ def _cholesky(a, stack, dtype):
     _check_condition(pocon(c, norm, uplo="U")[0], dtype)
     x = scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T
     return x, c.T, np.zeros(a.shape[:1], np.int32)  # saved transposed, as in _lu
+
+
+def _check_norm(norm: float, a: np.ndarray) -> None:
+    # The norm is NaN or inf where an entry is, or where finite entries sum past the
+    # largest float: only then are the entries read again, to say which.
+    if not np.isfinite(norm):
+        if not np.isfinite(a).all():
+            raise failure("matrix 'a' has non-finite entries (NaN or inf)")
+        raise failure(
+            f"matrix 'a' has entries so large that its norm overflows {a.dtype} (largest "
+            f"magnitude {np.abs(a).max():.1e}); scale the system"
+        )
 
 
 def _check_condition(rcond: float, dtype: np.dtype) -> None:
