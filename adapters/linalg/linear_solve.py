@@ -218,7 +218,7 @@ def _lu_solve(lu, piv, stack, trans):
     """The solutions of ``a x = b`` (``aᵀ x = b`` if ``trans``) for the rows ``b`` of
     ``stack``, from aᵀ's LU factors saved transposed (see ``_lu``): LAPACK's ``getrs``
     directly, as ``lu_solve``'s checks and batching cost as much as the solve at n = 200."""
-    (getrs,) = scipy.linalg.get_lapack_funcs(("getrs",), (lu,))
+    (getrs,) = scipy.linalg.get_lapack_funcs(("getrs",), (lu, stack))  # their common type
     x, info = getrs(lu.T, piv, stack.T, trans=0 if trans else 1)
     return x.T
 
