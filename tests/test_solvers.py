@@ -345,7 +345,7 @@ def test_finite_entries_whose_norm_overflows_are_named_as_such(assume_a, count):
     """Entries near the largest float: the norm that stands in for the finiteness check
     overflows, and the error says so rather than calling the entries non-finite (or the
     matrix singular); the symmetric part of 'pos' is formed without overflowing."""
-    big = float(np.finfo(np.float32).max) / 1.2
+    big = float(np.finfo(jnp.asarray(1.0).dtype).max) / 1.2  # float32, or float64 in x64
     a = jnp.asarray([[big, big / 2], [-big / 2 if assume_a == "gen" else big / 2, big]])
     b = jnp.ones(2)
     if count:
