@@ -4,6 +4,8 @@ import jax.numpy as jnp
 
 import jaxbridge as jb
 
+from ._rules import total
+
 
 class Linear(jb.Adapter):
     """``x @ w + b`` for a batch of rows ``x`` (k, n), weights ``w`` (n, m), bias ``b`` (m).
@@ -22,16 +24,13 @@ class Linear(jb.Adapter):
     def pushforward(self, res, tangents):
         x, w, _, _ = res
         dx, dw, db = tangents
-        terms = [
-            t
-            for t in (
+        return total(
+            (
                 None if dx is None else dx @ w,
                 None if dw is None else x @ dw,
                 None if db is None else db[..., None, :],
             )
-            if t is not None
-        ]
-        return sum(terms[1:], terms[0]) if terms else None
+        )
 
     def pullback(self, res, g):
         x, w, _, _ = res

@@ -4,12 +4,12 @@ continuous algebraic Riccati equation; its rules are one Lyapunov solve each."""
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
 import jaxbridge as jb
 
+from .._rules import total
 from ._riccati import gain_solve, hurwitz, solve_are, sym
 from ._solving import ON_FAILURE, check_choice, float_dtype
 from .lyapunov_solve import LyapunovSolve
@@ -77,30 +77,30 @@ class ContinuousRiccatiSolve(jb.Adapter):
 def _pushforward(on_failure, res, tangents):
     a, b, _, r, x = res
     da, db, dq, dr = tangents
-    k = gain_solve(r, _t(b) @ x)
+    k = gain_solve(r, b.mT @ x)
     terms = []
     if da is not None:
-        terms.append(_t(da) @ x + x @ da)
+        terms.append(da.mT @ x + x @ da)
     if db is not None:
         xbk = x @ db @ k
-        terms.append(-(xbk + _t(xbk)))
+        terms.append(-(xbk + xbk.mT))
     if dr is not None:
-        terms.append(_t(k) @ sym(dr) @ k)
+        terms.append(k.mT @ sym(dr) @ k)
     if dq is not None:
         terms.append(sym(dq))
-    if not terms:
+    rhs = total(terms)
+    if rhs is None:
         return None
-    rhs = sum(terms[1:], terms[0])
-    return LyapunovSolve(on_failure=on_failure)(_t(_closed(a, b, k)), -rhs)
+    return LyapunovSolve(on_failure=on_failure)(_closed(a, b, k).mT, -rhs)
 
 
 @functools.partial(jax.jit, static_argnums=0)
 def _pullback(on_failure, res, g):
     a, b, _, r, x = res
-    k = gain_solve(r, _t(b) @ x)
+    k = gain_solve(r, b.mT @ x)
     s = LyapunovSolve(on_failure=on_failure)(_closed(a, b, k), -sym(g))
     xs = x @ s
-    return 2 * xs, -2 * xs @ _t(k), s, k @ s @ _t(k)
+    return 2 * xs, -2 * xs @ k.mT, s, k @ s @ k.mT
 
 
 def _closed(a, b, k):
@@ -114,10 +114,6 @@ def _newton(a, b, q, r, x):
     c = a - b @ k
     residual = a.T @ x + x @ a - x @ b @ k + q
     return c, x + scipy.linalg.solve_continuous_lyapunov(c.T, -residual)
-
-
-def _t(m: jax.Array) -> jax.Array:
-    return jnp.swapaxes(m, -1, -2)
 
 
 solve_continuous_are = ContinuousRiccatiSolve()

@@ -4,7 +4,6 @@ the same equation again, with ``a`` or ``aᵀ``."""
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
@@ -75,15 +74,15 @@ def _pushforward(solve, res, tangents):
     da, dq = tangents
     if da is None:
         return solve(a, dq)
-    rhs = da @ x @ _t(a) + a @ x @ _t(da)
+    rhs = da @ x @ a.mT + a @ x @ da.mT
     return solve(a, rhs if dq is None else rhs + dq)
 
 
 @functools.partial(jax.jit, static_argnums=0)
 def _pullback(solve, res, g):
     a, _, x = res
-    s = solve(_t(a), g)
-    return s @ a @ _t(x) + _t(s) @ a @ x, s
+    s = solve(a.mT, g)
+    return s @ a @ x.mT + s.mT @ a @ x, s
 
 
 def _check_solvable(a: np.ndarray) -> None:
@@ -95,10 +94,6 @@ def _check_solvable(a: np.ndarray) -> None:
             "solve_discrete_lyapunov: the equation x = a x aᵀ + q is singular: two eigenvalues "
             f"of 'a' have product 1 (to working precision; |1 - λi λj| = {gap:.1e})"
         )
-
-
-def _t(m: jax.Array) -> jax.Array:
-    return jnp.swapaxes(m, -1, -2)
 
 
 solve_discrete_lyapunov = DiscreteLyapunovSolve()

@@ -4,12 +4,12 @@ algebraic Riccati equation; its rules are one discrete Lyapunov solve each."""
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
 import jaxbridge as jb
 
+from .._rules import total
 from ._riccati import contraction, gain_solve, solve_are, sym
 from ._solving import ON_FAILURE, check_choice, float_dtype
 from .discrete_lyapunov_solve import DiscreteLyapunovSolve
@@ -82,19 +82,19 @@ def _pushforward(on_failure, res, tangents):
     c = a - b @ k
     terms = []
     if da is not None:
-        xda = _t(c) @ x @ da
-        terms.append(xda + _t(xda))
+        xda = c.mT @ x @ da
+        terms.append(xda + xda.mT)
     if db is not None:
-        xdb = _t(c) @ x @ db @ k
-        terms.append(-(xdb + _t(xdb)))
+        xdb = c.mT @ x @ db @ k
+        terms.append(-(xdb + xdb.mT))
     if dr is not None:
-        terms.append(_t(k) @ sym(dr) @ k)
+        terms.append(k.mT @ sym(dr) @ k)
     if dq is not None:
         terms.append(sym(dq))
-    if not terms:
+    rhs = total(terms)
+    if rhs is None:
         return None
-    rhs = sum(terms[1:], terms[0])
-    return DiscreteLyapunovSolve(on_failure=on_failure)(_t(c), rhs)
+    return DiscreteLyapunovSolve(on_failure=on_failure)(c.mT, rhs)
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -104,12 +104,12 @@ def _pullback(on_failure, res, g):
     c = a - b @ k
     s = DiscreteLyapunovSolve(on_failure=on_failure)(c, sym(g))
     xcs = x @ c @ s
-    return 2 * xcs, -2 * xcs @ _t(k), s, k @ s @ _t(k)
+    return 2 * xcs, -2 * xcs @ k.mT, s, k @ s @ k.mT
 
 
 def _gain(a, b, r, x):
     """``k = (r + bᵀ x b)⁻¹ bᵀ x a`` in JAX."""
-    return gain_solve(r + _t(b) @ x @ b, _t(b) @ x @ a)
+    return gain_solve(r + b.mT @ x @ b, b.mT @ x @ a)
 
 
 def _newton(a, b, q, r, x):
@@ -119,10 +119,6 @@ def _newton(a, b, q, r, x):
     c = a - b @ k
     residual = a.T @ x @ a - x - a.T @ x @ b @ k + q
     return c, x + scipy.linalg.solve_discrete_lyapunov(c.T, residual)
-
-
-def _t(m: jax.Array) -> jax.Array:
-    return jnp.swapaxes(m, -1, -2)
 
 
 solve_discrete_are = DiscreteRiccatiSolve()

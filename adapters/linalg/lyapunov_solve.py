@@ -1,7 +1,6 @@
 """``LyapunovSolve``: ``a x + x aᵀ = q`` by Bartels–Stewart, the backward reusing the Schur form."""
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import jaxbridge as jb
@@ -75,7 +74,7 @@ class LyapunovSolve(jb.Adapter):
     def pullback(self, res, g):
         a, _, x, u, t = res
         lam = _SchurLyapunovSolve(trans=True)(a, u, t, g)
-        return -(lam @ _t(x) + _t(lam) @ x), lam
+        return -(lam @ x.mT + lam.mT @ x), lam
 
 
 class _SchurLyapunovSolve(jb.Adapter):
@@ -107,8 +106,8 @@ class _SchurLyapunovSolve(jb.Adapter):
         a, u, t, _, x = res
         lam = _SchurLyapunovSolve(trans=not self.trans)(a, u, t, g)
         if self.trans:  # aᵀ x + x a = q: the cotangent of the plain equation, transposed
-            return -(x @ _t(lam) + _t(x) @ lam), None, None, lam
-        return -(lam @ _t(x) + _t(lam) @ x), None, None, lam
+            return -(x @ lam.mT + x.mT @ lam), None, None, lam
+        return -(lam @ x.mT + lam.mT @ x), None, None, lam
 
 
 def _rhs(tangents, x, transposed):
@@ -117,10 +116,6 @@ def _rhs(tangents, x, transposed):
     da, dq = tangents
     if da is None:
         return dq
-    da = _t(da) if transposed else da
-    product = da @ x + x @ _t(da)
+    da = da.mT if transposed else da
+    product = da @ x + x @ da.mT
     return -product if dq is None else dq - product
-
-
-def _t(m: jax.Array) -> jax.Array:
-    return jnp.swapaxes(m, -1, -2)

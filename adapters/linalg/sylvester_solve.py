@@ -6,6 +6,7 @@ import numpy as np
 
 import jaxbridge as jb
 
+from .._rules import total
 from ._solving import (
     ON_FAILURE,
     check_choice,
@@ -122,10 +123,5 @@ def _rhs(tangents, x, transposed):
     """``q̇ - op(ȧ) x - x op(ḃ)`` (``op`` the transpose if ``transposed``), the right-hand
     side whose solution is the tangent of ``x``; None when every tangent is zero."""
     da, db, dq = tangents
-    op = (lambda m: jnp.swapaxes(m, -1, -2)) if transposed else (lambda m: m)
-    terms = [
-        t
-        for t in (dq, None if da is None else -op(da) @ x, None if db is None else -x @ op(db))
-        if t is not None
-    ]
-    return None if not terms else sum(terms[1:], terms[0])
+    op = (lambda m: m.mT) if transposed else (lambda m: m)
+    return total((dq, None if da is None else -op(da) @ x, None if db is None else -x @ op(db)))

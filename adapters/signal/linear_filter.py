@@ -10,6 +10,7 @@ import scipy.signal
 
 import jaxbridge as jb
 
+from .._rules import total
 from ._filtering import (
     check_leading,
     convolve,
@@ -65,18 +66,14 @@ class LinearFilter(jb.Adapter):
 # compile on their own); the adapter is static.
 @functools.partial(jax.jit, static_argnums=0)
 def _pushforward(lfilter, b, a, x, y, db, da, dx):
-    terms = [
-        t
-        for t in (
+    rhs = total(
+        (
             None if dx is None else convolve(b, dx),
             None if db is None else convolve(db, x),
             None if da is None else -convolve(da, y),
         )
-        if t is not None
-    ]
-    if not terms:
-        return None
-    return _all_pole(lfilter, a, sum(terms[1:], terms[0]))
+    )
+    return None if rhs is None else _all_pole(lfilter, a, rhs)
 
 
 @functools.partial(jax.jit, static_argnums=0)

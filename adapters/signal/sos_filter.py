@@ -10,6 +10,7 @@ import scipy.signal
 
 import jaxbridge as jb
 
+from .._rules import total
 from ._filtering import (
     check_leading,
     convolve,
@@ -74,7 +75,7 @@ def _pushforward(sosfilt, sos, x, y, dsos, dx):
         w, z = _partials(sosfilt, sos, x, y)
         db, da = dsos[..., :3], dsos[..., 3:]
         terms.append((convolve(db, w) - convolve(da, z)).sum(-2))
-    return sum(terms[1:], terms[0]) if terms else None
+    return total(terms)
 
 
 @functools.partial(jax.jit, static_argnums=0)

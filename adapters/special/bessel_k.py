@@ -10,6 +10,7 @@ import scipy.special
 
 import jaxbridge as jb
 
+from .._rules import total
 from ._common import float_dtype, host_dtype
 from ._kv_integral import kv_derivative
 
@@ -45,8 +46,7 @@ class _BesselK(jb.Adapter):
     def pushforward(self, res, tangents):
         v, x, _ = res
         d_v, d_x = self._slopes(v, x)
-        terms = [s * t for s, t in ((d_v, tangents[0]), (d_x, tangents[1])) if t is not None]
-        return sum(terms[1:], terms[0]) if terms else None
+        return total(None if t is None else s * t for s, t in zip((d_v, d_x), tangents))
 
 
 class Kv(_BesselK):
