@@ -16,6 +16,7 @@ from ._solving import (
     float_dtype,
     invert_many,
     outer_sum,
+    require_finite,
     solve_per_matrix,
 )
 
@@ -246,8 +247,7 @@ def _check_norm(norm: float, a: np.ndarray) -> None:
     # The norm is NaN or inf where an entry is, or where finite entries sum past the
     # largest float: only then are the entries read again, to say which.
     if not np.isfinite(norm):
-        if not np.isfinite(a).all():
-            raise failure("matrix 'a' has non-finite entries (NaN or inf)")
+        require_finite("matrix 'a'", a)
         raise failure(
             f"matrix 'a' has entries so large that its norm overflows {a.dtype} (largest "
             f"magnitude {np.abs(a).max():.1e}); scale the system"
