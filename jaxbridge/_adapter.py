@@ -143,6 +143,15 @@ class Adapter:
         the residuals that ``residual_specs`` declares, all in one flat tuple. Results are
         cast to the declared dtype within a kind (float64 to float32); another kind is an
         error. Never call JAX from here.
+
+        To write results in place, take a keyword-only ``out=None``. Where the bridge has
+        XLA's own result buffers (the ``buffer_callback`` transport, under ``jit``), ``out``
+        is a tuple of writeable, C-contiguous views of them, one per result in the order
+        above (residuals included, even where the call keeps none), each of its declared
+        shape and dtype with the batch axes in front; a result returned as that very array
+        is not copied. Elsewhere (eager calls, ``pure_callback``, direct calls) ``out`` is
+        None and ``forward`` returns new arrays. ``LinearSolve`` factorizes in its
+        residuals' buffers this way, saving an n² allocation and copy per call.
         """
         raise NotImplementedError(f"{type(self).__name__} must define `forward`.")
 

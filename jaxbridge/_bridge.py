@@ -71,7 +71,7 @@ def host_pushforward(adapter: Adapter, res: tuple[jax.Array, ...], tangents: tup
     ranks = [len(s.shape) for s in cores] + [len(plan.args[i].shape) for i in given]
     n_out = len(plan.outputs)
 
-    def compute(values: Sequence[np.ndarray]) -> list[object]:
+    def compute(values: Sequence[np.ndarray], _outs: object) -> list[object]:
         host_tangents: list[np.ndarray | None] = [None] * len(names)
         for i, value in zip(given, values[n_res:]):
             host_tangents[i] = value

@@ -64,14 +64,19 @@ def conform(
     return array.astype(dtype, copy=False)
 
 
+Compute = Callable[[Sequence[np.ndarray], Sequence[np.ndarray] | None], Sequence[object]]
+"""``compute(inputs, outs)``: an adapter's method on the inputs, with the arrays to write
+its results into (``None``: none given)."""
+
+
 def whole(
     owner: str,
     method: str,
-    compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
+    compute: Compute,
     expected: Sequence[tuple[tuple[int, ...], np.dtype, int]],
-) -> Callable[[Sequence[np.ndarray]], Sequence[np.ndarray]]:
+) -> Callable[[Sequence[np.ndarray], Sequence[np.ndarray] | None], Sequence[np.ndarray]]:
     """The host function that runs ``compute`` on the whole batch at once (a vectorized
-    adapter), in one host call.
+    adapter), in one host call; ``outs`` are handed to it as they are.
 
     ``expected`` holds each result's shape, dtype and core rank, worked out once when the
     call was traced: ``run`` is the hot path of every call, so it does no shape arithmetic
@@ -81,10 +86,12 @@ def whole(
     if count == 1:
         ((shape, dtype, _),) = expected
 
-        def run_one(arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
+        def run_one(
+            arrays: Sequence[np.ndarray], outs: Sequence[np.ndarray] | None
+        ) -> Sequence[np.ndarray]:
             # the common case, spelled out: a loop over one result costs a microsecond
             try:
-                got = compute(arrays)
+                got = compute(arrays, outs)
             except Exception as error:
                 raise host_error(owner, method, error) from error
             if len(got) == 1:
@@ -95,9 +102,11 @@ def whole(
 
         return run_one
 
-    def run(arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
+    def run(
+        arrays: Sequence[np.ndarray], outs: Sequence[np.ndarray] | None
+    ) -> Sequence[np.ndarray]:
         try:
-            got = compute(arrays)
+            got = compute(arrays, outs)
         except Exception as error:
             raise host_error(owner, method, error) from error
         if len(got) == count:
@@ -131,20 +140,22 @@ def _conformed(
 def run_batched(
     owner: str,
     method: str,
-    compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
+    compute: Compute,
     core_ranks: Sequence[int],
     results: Sequence[tuple[tuple[int, ...], np.dtype]],
     sources: Sequence[Sequence[int] | None],
     threads: int,
     arrays: Sequence[np.ndarray],
-) -> tuple[np.ndarray, ...]:
+    outs: Sequence[np.ndarray] | None,
+) -> Sequence[np.ndarray]:
     """Run ``compute`` over the broadcast batch of ``arrays`` in one host call, one
     core-shaped element at a time (an adapter that is not vectorized).
 
     ``arrays`` carry leading batch axes before their ``core_ranks`` core axes; ``results``
     gives each result's core shape and dtype, and ``sources`` the arguments whose batch it
-    has (``None``: the batch of all). The loop runs over up to ``threads`` threads (worth it
-    for routines that release the GIL, as SciPy's do).
+    has (``None``: the batch of all). Results go into ``outs`` if given (and each element's
+    ``compute`` gets its views of them), else into new arrays. The loop runs over up to
+    ``threads`` threads (worth it for routines that release the GIL, as SciPy's do).
     """
     batches = [a.shape[: a.ndim - r] for a, r in zip(arrays, core_ranks)]
     same = batches.count(batches[0]) == len(batches)
@@ -154,19 +165,25 @@ def run_batched(
         for src in sources
     ]
     if not batch:
-        return _checked(owner, method, compute, arrays, results, own)
+        return _checked(owner, method, compute, arrays, outs, results, own)
 
-    outs = tuple(np.empty(b + core, dtype) for b, (core, dtype) in zip(own, results))
+    given = outs is not None
+    if outs is None:
+        outs = [np.empty(b + core, dtype) for b, (core, dtype) in zip(own, results)]
     unbatched = [()] * len(results)
 
     def run(indices: Sequence[tuple[int, ...]]) -> None:
         for index in indices:
             elements = [a[batch_element(index, b)] for a, b in zip(arrays, batches)]
-            values = _checked(owner, method, compute, elements, results, unbatched)
-            for out, b, value in zip(outs, own, values):
+            # (the Ellipsis keeps a scalar element a writeable 0-d view)
+            views = [out[(*batch_element(index, b), ...)] for out, b in zip(outs, own)]
+            element_outs = views if given else None
+            values = _checked(owner, method, compute, elements, element_outs, results, unbatched)
+            for view, value in zip(views, values):
                 # each thread writes its own elements (a result with a smaller batch gets the
                 # same value from every element that shares it): no lock needed
-                out[batch_element(index, b)] = value
+                if value is not view:
+                    view[...] = value
 
     indices = list(np.ndindex(*batch))
     if threads > 1 and len(indices) > 1:
@@ -185,15 +202,16 @@ def _pool() -> ThreadPoolExecutor:
 def _checked(
     owner: str,
     method: str,
-    compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
+    compute: Compute,
     values: Sequence[np.ndarray],
+    outs: Sequence[np.ndarray] | None,
     results: Sequence[tuple[tuple[int, ...], np.dtype]],
     batches: Sequence[tuple[int, ...]],
 ) -> tuple[np.ndarray, ...]:
-    """``compute(values)``, its errors attributed to the adapter and its results checked
-    against their core shapes and dtypes with the leading ``batches``."""
+    """``compute(values, outs)``, its errors attributed to the adapter and its results
+    checked against their core shapes and dtypes with the leading ``batches``."""
     try:
-        got = compute(values)
+        got = compute(values, outs)
     except Exception as error:
         raise host_error(owner, method, error) from error
     if len(got) != len(results):

@@ -22,10 +22,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._host import run_batched, whole
-from ._plan import Plan, arg_names, make_plan
+from ._host import Compute, run_batched, whole
+from ._plan import Plan, arg_names, make_plan, writes_out
 from ._primitives import Linear, bind, vary_like
-from ._transport import host_call, x64_mode
+from ._transport import HostFunction, gives_buffers, host_call, x64_mode
 
 if TYPE_CHECKING:
     from ._adapter import Adapter
@@ -45,14 +45,24 @@ class Forward:
 
     def run(self, args: Sequence[jax.Array]) -> Sequence[jax.Array]:
         adapter, plan = self.adapter, plan_of(self.adapter, args)
-        declared = (*plan.outputs, *(plan.residuals if self.residuals else ()))
         n_out, n_all = len(plan.outputs), len(plan.outputs) + len(plan.residuals)
+        writes = writes_out(type(adapter))
+        # An adapter that writes its results in place gets XLA's buffers for its residuals
+        # too, even where the call keeps none: XLA's scratch memory is reused from call to
+        # call, NumPy's large arrays are fresh pages each time.
+        every = self.residuals or (writes and bool(plan.residuals) and gives_buffers(args))
+        declared = (*plan.outputs, *(plan.residuals if every else ()))
+        specs = plan.results(every)
 
-        forward, keep = adapter.forward, len(declared)
+        forward: Callable[..., Any] = adapter.forward  # (with `out` if writes)
+        keep = len(declared)
         trim = keep < n_all
 
-        def compute(values: Sequence[np.ndarray]) -> Sequence[object]:
-            got = forward(*values)
+        def compute(values: Sequence[np.ndarray], outs: Sequence[np.ndarray] | None):
+            if writes:
+                got = forward(*values, out=None if outs is None else tuple(outs))
+            else:
+                got = forward(*values)
             if not isinstance(got, (tuple, list)):
                 return (got,)
             # residuals the primal call does not need are dropped here, on the host
@@ -60,9 +70,9 @@ class Forward:
 
         # residuals take the batch of the arguments they are computed from alone
         sources = [None] * n_out + [plan.sources] * (len(declared) - n_out)
-        specs = self.specs(args)
         on_host = host_function(adapter, "forward", compute, plan.ranks, declared, specs, sources)
-        return host_call(on_host, specs, args)
+        results = host_call(on_host, specs, args)
+        return results if every == self.residuals else results[:n_out]
 
     def jvp(self, primals, tangents):
         plan = plan_of(self.adapter, primals)
@@ -262,7 +272,7 @@ class Backward:
         backward, count = adapter.backward, len(names)
         every, several = len(wanted) == count, len(plan.outputs) > 1
 
-        def compute(values: Sequence[np.ndarray]) -> Sequence[object]:
+        def compute(values: Sequence[np.ndarray], _outs: object) -> Sequence[object]:
             g = tuple(values[n_res:]) if several else values[n_res]
             got = backward(tuple(values[:n_res]), g)
             if not isinstance(got, (tuple, list)) or len(got) != count:
@@ -390,12 +400,12 @@ def _reduce(x: jax.Array, target: Any) -> jax.Array:
 def host_function(
     adapter: Adapter,
     method: str,
-    compute: Callable[[Sequence[np.ndarray]], Sequence[object]],
+    compute: Compute,
     ranks: Sequence[int],
     results: Sequence[jax.ShapeDtypeStruct],
     specs: Sequence[jax.ShapeDtypeStruct],
     sources: Sequence[Sequence[int] | None] | None = None,
-) -> Callable[[list[np.ndarray]], Sequence[np.ndarray]]:
+) -> HostFunction:
     """The host function of one callback: ``compute`` run over the batch, results checked.
 
     ``results`` are the results' core specs, ``specs`` the same with their batch axes, and

@@ -130,6 +130,15 @@ def arg_names(cls: type) -> tuple[str, ...]:
         raise TypeError(f"{owner} must set `signature`, e.g. signature = '(n,n),(n)->(n)'.")
     count = len(parse(cls.signature).inputs)
     params = list(inspect.signature(cls.forward).parameters.values())[1:]
+    keywords = [p for p in params if p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
+    if any(p.name != "out" or p.default is not None for p in keywords):
+        raise TypeError(
+            f"{owner}.forward may take one keyword-only parameter, `out=None` (the arrays to "
+            f"write results into, where the bridge has them); got "
+            f"{', '.join(str(p) for p in keywords)}. Static parameters are annotated class "
+            "attributes."
+        )
+    params = [p for p in params if p.kind is not p.KEYWORD_ONLY]
     if any(p.kind is p.VAR_POSITIONAL for p in params):
         return tuple(f"x{i}" for i in range(count))
     names = tuple(p.name for p in params)
@@ -139,3 +148,11 @@ def arg_names(cls: type) -> tuple[str, ...]:
             f"{cls.signature!r} has {count} inputs."
         )
     return names
+
+
+@functools.cache
+def writes_out(cls: type) -> bool:
+    """Whether ``cls.forward`` takes the keyword-only ``out=None``: the arrays to write its
+    results into, XLA's own buffers where the transport has them."""
+    parameter = inspect.signature(cls.forward).parameters.get("out")
+    return parameter is not None and parameter.kind is parameter.KEYWORD_ONLY

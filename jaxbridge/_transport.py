@@ -30,7 +30,10 @@ from jax.core import Tracer
 
 from ._primitives import host_buffers
 
-HostFunction = Callable[[list[np.ndarray]], Sequence[np.ndarray]]
+HostFunction = Callable[[list[np.ndarray], list[np.ndarray] | None], Sequence[np.ndarray]]
+"""``function(inputs, outs)``: the results, from NumPy views of the inputs. ``outs`` are
+writeable views of XLA's result buffers (buffer_callback), or ``None`` where the transport
+has none: a result returned as its own ``outs`` array is not copied."""
 TRANSPORTS = ("auto", "buffer_callback", "pure_callback")
 
 _transport = "auto"
@@ -62,16 +65,23 @@ def host_call(
     result_specs: Sequence[jax.ShapeDtypeStruct],
     args: Sequence[jax.Array],
 ) -> tuple[jax.Array, ...]:
-    """Call ``function`` on a list of NumPy views of ``args``; return arrays of ``result_specs``.
+    """Call ``function`` on NumPy views of ``args`` (and, with buffer_callback, of the result
+    buffers); return arrays of ``result_specs``.
 
     The host sees every batch axis at the front of every argument (size 1 where an argument
     is broadcast) and makes one call for the whole batch.
     """
     if not any(isinstance(a, Tracer) for a in args):
-        return tuple(jnp.asarray(r) for r in function([np.asarray(a) for a in args]))
+        return tuple(jnp.asarray(r) for r in function([np.asarray(a) for a in args], None))
     if transport() == "buffer_callback":
         return _through_buffers(function, result_specs, args)
     return _through_pure_callback(function, result_specs, args)
+
+
+def gives_buffers(args: Sequence[jax.Array]) -> bool:
+    """Whether a host call on ``args`` gets XLA's result buffers to write into: a traced
+    call through buffer_callback."""
+    return any(isinstance(a, Tracer) for a in args) and transport() == "buffer_callback"
 
 
 def _through_pure_callback(
@@ -84,7 +94,7 @@ def _through_pure_callback(
         try:
             if wide and traced_x64 and not x64_mode():
                 raise TypeError(_X64_ON_ANOTHER_THREAD)
-            return tuple(function([np.asarray(a) for a in arrays]))
+            return tuple(function([np.asarray(a) for a in arrays], None))
         except Exception as error:
             _report(error)
             raise
@@ -99,25 +109,30 @@ def _through_buffers(
 
     # XLA's own buffers, inputs then outputs. The inputs are read through DLPack, which
     # makes them read-only (host code writing to one would corrupt a JAX array); the outputs
-    # through ``__array__``, a writeable view and the cheapest way in.
+    # through ``__array__``, a writeable view and the cheapest way in. A result computed in
+    # its output buffer is not copied.
     def on_host(_context: object, *buffers: Any) -> tuple[()]:
+        outs = [b.__array__() for b in buffers[inputs:]]
         try:
-            results = function([np.from_dlpack(b) for b in buffers[:inputs]])
+            results = function([np.from_dlpack(b) for b in buffers[:inputs]], outs)
         except Exception as error:
             _report(error)
             raise
-        for out, result in zip(buffers[inputs:], results):
-            out.__array__()[...] = result
+        for out, result in zip(outs, results):
+            if result is not out:
+                out[...] = result
         return ()
 
     def on_host_one(_context: object, *buffers: Any) -> tuple[()]:
         # one result, the common case, spelled out: the loop above costs a microsecond
+        out = buffers[-1].__array__()
         try:
-            (result,) = function([np.from_dlpack(b) for b in buffers[:-1]])
+            (result,) = function([np.from_dlpack(b) for b in buffers[:-1]], [out])
         except Exception as error:
             _report(error)
             raise
-        buffers[-1].__array__()[...] = result
+        if result is not out:
+            out[...] = result
         return ()
 
     return tuple(host_buffers(on_host_one if len(specs) == 1 else on_host, specs, args))

@@ -262,9 +262,10 @@ def test_vmap_of_jacrev_makes_one_backward_call(calls):
 
 
 def _counted(method, label, log):
-    def counting(self, *args):
+    @functools.wraps(method)  # (the bridge reads forward's signature: its `out` too)
+    def counting(self, *args, **kwargs):
         log.append((label, args[-1].shape))
-        return method(self, *args)
+        return method(self, *args, **kwargs)
 
     return counting
 

@@ -75,10 +75,23 @@ class LinearSolve(jb.Adapter):
         factors = jax.ShapeDtypeStruct(a.shape, float_dtype(a, b))
         return factors, jax.ShapeDtypeStruct(a.shape[:1], np.int32)
 
-    def forward(self, a, b):
+    def forward(self, a, b, *, out=None):
         dtype = np.result_type(a, b, np.float32)
         n = a.shape[-1]
         positive = self.assume_a == "pos"
+        solve = _cholesky if positive else _lu
+        if out is not None and a.size == n * n > 0 and out[1].dtype == dtype:
+            # one matrix, the common case: factorized in place in XLA's buffers for the
+            # factors, so no n² array is allocated or copied
+            x, factors, pivots = out
+            into = (factors.reshape(n, n), pivots.reshape(n))
+            try:
+                x[...] = solve(a.reshape(n, n), b.reshape(-1, n), dtype, into)[0].reshape(x.shape)
+            except np.linalg.LinAlgError:
+                if self.on_failure != "nan":
+                    raise
+                x[...], factors[...], pivots[...] = np.nan, np.nan, 0  # (as solve_per_matrix)
+            return out
         if 0 < n <= SMALL and a.size > n * n:  # many small matrices: batched LAPACK
             a = np.asarray(a, dtype)
             a = a / 2 + np.swapaxes(a, -1, -2) / 2 if positive else a  # (halves first: no overflow)
@@ -89,7 +102,6 @@ class LinearSolve(jb.Adapter):
                 # one step of iterative refinement: as accurate as an LU solve
                 x += apply_inverse(inverse, b - np.einsum("...ij,...j->...i", a, x), False)
                 return x, inverse, np.full(a.shape[:-1], _INVERSE, np.int32)
-        solve = _cholesky if positive else _lu
         specs = [((n, n), dtype), ((n,), np.dtype(np.int32))]
         return solve_per_matrix(
             [a], [2], b, 1, lambda a, stack: solve(a, stack, dtype), dtype, specs, self.on_failure
@@ -198,7 +210,10 @@ def _rhs(tangents, x, transposed=False, symmetric=False):
     return -product if db is None else db - product
 
 
-def _lu(a, stack, dtype):
+def _lu(a, stack, dtype, into=None):
+    """``(x, factors, pivots)``: the solutions for the rows of ``stack`` and a's factors,
+    which ``into``, a C-contiguous (n, n) array of ``dtype`` and an (n,) int32 one, receive
+    if given."""
     a = np.asarray(a, dtype)
     # XLA's buffers are row-major and LAPACK's column-major: factorize aᵀ, whose
     # column-major form is a's own memory, and save its factors transposed, so no n² array is
@@ -207,7 +222,13 @@ def _lu(a, stack, dtype):
     getrf, gecon, lange = scipy.linalg.get_lapack_funcs(("getrf", "gecon", "lange"), (at,))
     norm = lange("I", at)  # a NaN or inf entry makes it NaN or inf: the finiteness check
     _check_norm(norm, a)
-    lu, piv, info = getrf(at)  # LAPACK directly: lu_factor only warns on a zero pivot
+    if into is None:
+        lu, piv, info = getrf(at)  # LAPACK directly: lu_factor only warns on a zero pivot
+    else:
+        factors, pivots = into
+        factors[...] = a  # its column-major view is aᵀ, factorized there in place
+        lu, piv, info = getrf(factors.T, overwrite_a=True)
+        pivots[...] = piv
     if info > 0:
         raise failure(f"matrix 'a' is singular (exactly zero pivot at step {info} of its LU)")
     # aᵀ's reciprocal condition number in the ∞-norm is a's in the 1-norm
@@ -224,15 +245,18 @@ def _lu_solve(lu, piv, stack, trans):
     return x.T
 
 
-def _cholesky(a, stack, dtype):
+def _cholesky(a, stack, dtype, into=None):
+    """``(x, factor, kind)`` as ``_lu`` gives them (``kind`` zeros: a Cholesky factor)."""
     a = np.asarray(a, dtype)
     # halves first, so that large finite entries cannot overflow; symmetric, so its
     # column-major view is itself (see _lu)
-    s = (a / 2 + a.T / 2).T
+    s = np.multiply(a, 0.5, out=None if into is None else into[0])
+    s += a.T / 2
+    s = s.T
     potrf, pocon, lange = scipy.linalg.get_lapack_funcs(("potrf", "pocon", "lange"), (s,))
     norm = lange("1", s)  # NaN or inf where an entry is (see _lu)
     _check_norm(norm, s)
-    c, info = potrf(s, lower=False, clean=True)
+    c, info = potrf(s, lower=False, clean=True, overwrite_a=into is not None)
     if info > 0:
         raise failure(
             f"matrix 'a' is not positive definite (its leading minor of order {info} is not "
@@ -240,7 +264,10 @@ def _cholesky(a, stack, dtype):
         )
     _check_condition(pocon(c, norm, uplo="U")[0], dtype)
     x = scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T
-    return x, c.T, np.zeros(a.shape[:1], np.int32)  # saved transposed, as in _lu
+    if into is None:
+        return x, c.T, np.zeros(a.shape[:1], np.int32)  # saved transposed, as in _lu
+    into[1][...] = 0
+    return x, c.T, into[1]
 
 
 def _check_norm(norm: float, a: np.ndarray) -> None:
