@@ -57,6 +57,7 @@ class Forward:
         forward: Callable[..., Any] = adapter.forward  # (with `out` if writes)
         keep = len(declared)
         trim = keep < n_all
+        unread = every and not self.residuals  # residuals computed in buffers no one reads
 
         def compute(values: Sequence[np.ndarray], outs: Sequence[np.ndarray] | None):
             if writes:
@@ -65,6 +66,8 @@ class Forward:
                 got = forward(*values)
             if not isinstance(got, (tuple, list)):
                 return (got,)
+            if unread and outs is not None and len(got) == n_all:
+                return (*got[:n_out], *outs[n_out:])  # not copied into their buffers
             # residuals the primal call does not need are dropped here, on the host
             return got[:keep] if trim and len(got) == n_all else got
 
