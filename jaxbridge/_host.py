@@ -167,7 +167,9 @@ def run_batched(
     if not batch:
         return _checked(owner, method, compute, arrays, outs, results, own)
 
-    given = outs is not None
+    # each element's compute may write into its views of outs, unless threads share one (a
+    # residual with a smaller batch): forward may use its out arrays as workspace
+    given = outs is not None and (threads == 1 or all(b == batch for b in own))
     if outs is None:
         outs = [np.empty(b + core, dtype) for b, (core, dtype) in zip(own, results)]
     unbatched = [()] * len(results)
