@@ -144,14 +144,17 @@ class Adapter:
         cast to the declared dtype within a kind (float64 to float32); another kind is an
         error. Never call JAX from here.
 
-        To write results in place, take a keyword-only ``out=None``. Where the bridge has
-        XLA's own result buffers (the ``buffer_callback`` transport, under ``jit``), ``out``
-        is a tuple of writeable, C-contiguous views of them, one per result in the order
-        above (residuals included, even where the call keeps none), each of its declared
-        shape and dtype with the batch axes in front; a result returned as that very array
-        is not copied. Elsewhere (eager calls, ``pure_callback``, direct calls) ``out`` is
-        None and ``forward`` returns new arrays. ``LinearSolve`` factorizes in its
-        residuals' buffers this way, saving an n² allocation and copy per call.
+        To write results in place, take a keyword-only ``out=None``. Under ``jit`` with the
+        ``buffer_callback`` transport, ``out`` is a tuple of writeable, C-contiguous views of
+        XLA's own result buffers, one per result in the order above (residuals included,
+        even where the call keeps none), each of its declared shape and dtype: with the
+        batch axes in front for a vectorized adapter, one element's view for a looped one.
+        Their contents on entry are undefined and they live only during the call, so write
+        every entry of one you return. A result returned as its own ``out`` array is not
+        copied; an ``out`` array may also serve as workspace or be returned in another
+        place. Elsewhere (eager calls, ``pure_callback``, direct calls, a looped adapter
+        whose threads would share a residual) ``out`` is None and ``forward`` returns new
+        arrays. ``LinearSolve`` factorizes in its residuals' buffers this way.
         """
         raise NotImplementedError(f"{type(self).__name__} must define `forward`.")
 

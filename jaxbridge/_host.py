@@ -123,6 +123,29 @@ def whole(
     return run
 
 
+def write_back(outs: Sequence[np.ndarray], results: Sequence[np.ndarray]) -> None:
+    """Copy each result into its out array, unless it is that array.
+
+    A result that overlaps another out array (forward used that one as workspace, or
+    returned it in another place) is copied aside first: the write into that array would
+    change it before it is read."""
+    pending = [(out, result) for out, result in zip(outs, results) if result is not out]
+    if len(outs) > 1:
+        pending = [
+            (out, _aside(result, outs, out))
+            for out, result in pending  # (the common case: no out taken, nothing overlaps)
+        ]
+    for out, result in pending:
+        out[...] = result
+
+
+def _aside(result: np.ndarray, outs: Sequence[np.ndarray], own: np.ndarray) -> np.ndarray:
+    for other in outs:
+        if other is not own and np.may_share_memory(result, other):
+            return np.array(result)
+    return result
+
+
 def _conformed(
     owner: str,
     method: str,
@@ -181,11 +204,9 @@ def run_batched(
             views = [out[(*batch_element(index, b), ...)] for out, b in zip(outs, own)]
             element_outs = views if given else None
             values = _checked(owner, method, compute, elements, element_outs, results, unbatched)
-            for view, value in zip(views, values):
-                # each thread writes its own elements (a result with a smaller batch gets the
-                # same value from every element that shares it): no lock needed
-                if value is not view:
-                    view[...] = value
+            # each thread writes its own elements (a result with a smaller batch gets the
+            # same value from every element that shares it): no lock needed
+            write_back(views, values)
 
     indices = list(np.ndindex(*batch))
     if threads > 1 and len(indices) > 1:

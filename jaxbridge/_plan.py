@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -150,9 +150,13 @@ def arg_names(cls: type) -> tuple[str, ...]:
     return names
 
 
-@functools.cache
 def writes_out(cls: type) -> bool:
     """Whether ``cls.forward`` takes the keyword-only ``out=None``: the arrays to write its
     results into, XLA's own buffers where the transport has them."""
-    parameter = inspect.signature(cls.forward).parameters.get("out")
+    return _takes_out(cls.forward)  # (per function: a forward replaced later is read anew)
+
+
+@functools.cache
+def _takes_out(forward: Callable[..., Any]) -> bool:
+    parameter = inspect.signature(forward).parameters.get("out")
     return parameter is not None and parameter.kind is parameter.KEYWORD_ONLY

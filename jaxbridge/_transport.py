@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
+from ._host import write_back
 from ._primitives import host_buffers
 
 HostFunction = Callable[[list[np.ndarray], list[np.ndarray] | None], Sequence[np.ndarray]]
@@ -118,9 +119,7 @@ def _through_buffers(
         except Exception as error:
             _report(error)
             raise
-        for out, result in zip(outs, results):
-            if result is not out:
-                out[...] = result
+        write_back(outs, results)
         return ()
 
     def on_host_one(_context: object, *buffers: Any) -> tuple[()]:

@@ -101,6 +101,7 @@ def solve_per_matrix(
     dtype: np.dtype,
     factor_specs: Sequence[Spec],
     on_failure: str = "raise",
+    out: Sequence[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, ...]:
     """Solve for every right-hand side in a gufunc batch, factorizing each matrix once.
 
@@ -112,7 +113,8 @@ def solve_per_matrix(
     Returns ``x`` with the broadcast batch in front, then each factor with the matrices'
     own batch in front: a matrix shared by many right-hand sides is factorized once. With
     ``on_failure="nan"`` a ``LinAlgError`` from ``solve`` gives NaN results (and NaN or 0
-    factors) for that matrix instead of propagating.
+    factors) for that matrix instead of propagating. ``out`` (an adapter's ``out``)
+    receives ``x`` and the factors where its arrays have their shapes and dtypes.
     """
     rhs_core = rhs.shape[rhs.ndim - rhs_rank :]
     batches = [m.shape[: m.ndim - r] for m, r in zip(matrices, matrix_ranks)]
@@ -123,8 +125,9 @@ def solve_per_matrix(
     batch = np.broadcast_shapes(own, rhs.shape[:rank])
     rhs = np.broadcast_to(rhs, batch + rhs_core)
 
-    x = np.empty(batch + rhs_core, dtype)
-    factors = [np.empty(own + shape, kind) for shape, kind in factor_specs]
+    wanted = [(batch + rhs_core, dtype), *((own + shape, kind) for shape, kind in factor_specs)]
+    fits = out is not None and all(o.shape == w and o.dtype == k for o, (w, k) in zip(out, wanted))
+    x, *factors = out if out is not None and fits else [np.empty(s, k) for s, k in wanted]
     if 0 in rhs_core:  # empty systems (n = 0): nothing to solve, and LAPACK refuses them
         return (x, *(np.zeros_like(f) for f in factors))
     for index in np.ndindex(*own):
@@ -144,13 +147,13 @@ def solve_per_matrix(
             x_stack = np.full(stack.shape, np.nan)
             computed = [_failed(shape, kind) for shape, kind in factor_specs]
         x[where] = np.reshape(x_stack, block.shape)
-        if not own:  # one matrix: hand its factors on as they are, saving an n² copy
+        if not own and not fits:  # one matrix: hand its factors on as they are, saving a copy
             return (
                 x,
                 *(np.asarray(value, kind) for value, (_, kind) in zip(computed, factor_specs)),
             )
-        for out, value in zip(factors, computed, strict=True):
-            out[index] = value
+        for factor, value in zip(factors, computed, strict=True):
+            factor[index] = value
     return (x, *factors)
 
 

@@ -81,8 +81,8 @@ class LinearSolve(jb.Adapter):
         positive = self.assume_a == "pos"
         solve = _cholesky if positive else _lu
         if out is not None and a.size == n * n > 0 and out[1].dtype == dtype:
-            # one matrix, the common case: factorized in place in XLA's buffers for the
-            # factors, so no n² array is allocated or copied
+            # one matrix, the common case: factorized in place in XLA's buffer for the
+            # factors, so ("gen", one dtype) no other n² array is allocated or copied back
             x, factors, pivots = out
             into = (factors.reshape(n, n), pivots.reshape(n))
             try:
@@ -104,7 +104,15 @@ class LinearSolve(jb.Adapter):
                 return x, inverse, np.full(a.shape[:-1], _INVERSE, np.int32)
         specs = [((n, n), dtype), ((n,), np.dtype(np.int32))]
         return solve_per_matrix(
-            [a], [2], b, 1, lambda a, stack: solve(a, stack, dtype), dtype, specs, self.on_failure
+            [a],
+            [2],
+            b,
+            1,
+            lambda a, stack: solve(a, stack, dtype),
+            dtype,
+            specs,
+            self.on_failure,
+            out,
         )
 
     def pushforward(self, res, tangents):
@@ -228,6 +236,7 @@ def _lu(a, stack, dtype, into=None):
         factors, pivots = into
         factors[...] = a  # its column-major view is aᵀ, factorized there in place
         lu, piv, info = getrf(factors.T, overwrite_a=True)
+        _in_place(lu, factors)
         pivots[...] = piv
     if info > 0:
         raise failure(f"matrix 'a' is singular (exactly zero pivot at step {info} of its LU)")
@@ -257,6 +266,8 @@ def _cholesky(a, stack, dtype, into=None):
     norm = lange("1", s)  # NaN or inf where an entry is (see _lu)
     _check_norm(norm, s)
     c, info = potrf(s, lower=False, clean=True, overwrite_a=into is not None)
+    if into is not None:
+        _in_place(c, into[0])
     if info > 0:
         raise failure(
             f"matrix 'a' is not positive definite (its leading minor of order {info} is not "
@@ -268,6 +279,13 @@ def _cholesky(a, stack, dtype, into=None):
         return x, c.T, np.zeros(a.shape[:1], np.int32)  # saved transposed, as in _lu
     into[1][...] = 0
     return x, c.T, into[1]
+
+
+def _in_place(factored: np.ndarray, into: np.ndarray) -> None:
+    # LAPACK's wrappers copy an array they cannot use as it is (misaligned, say): then the
+    # factors are copied where they belong rather than left as the matrix
+    if factored.ctypes.data != into.ctypes.data:
+        into[...] = factored.T
 
 
 def _check_norm(norm: float, a: np.ndarray) -> None:
