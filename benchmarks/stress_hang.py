@@ -77,8 +77,10 @@ buffer_callback --jobs 1``, load average about 8: 0 hangs and 0 errors in 200 ru
 1 and 3, contention both; 19,521 host calls). And after the host path wrote out its
 one-result case (the session after): ``--runs 100 --transport buffer_callback`` 0 hangs and
 0 errors (22,651 host calls), and with ``--workload bench`` 0 and 0 (265,707 host calls).
+After adapters began writing into XLA's result buffers (``forward``'s ``out``): ``--runs 100
+--transport buffer_callback`` 0 hangs and 0 errors (19,973 host calls).
 
-In all, 0 hangs in 1,417 jaxbridge runs (1,100 on buffer_callback, 317 on pure_callback), about
+In all, 0 hangs in 1,517 jaxbridge runs (1,200 on buffer_callback, 317 on pure_callback), about
 6 million bridged host calls, and 0 in 160 runs without jaxbridge. With 0 in n runs the
 hang rate per run is below 3/n at 95% confidence (1.5% for 200 runs). Against the report's
 own rate this is weaker than it looks: if its runs were full runs of overhead.py, 2 hangs in
