@@ -68,13 +68,18 @@ Compute = Callable[[Sequence[np.ndarray], Sequence[np.ndarray] | None], Sequence
 """``compute(inputs, outs)``: an adapter's method on the inputs, with the arrays to write
 its results into (``None``: none given)."""
 
+HostFunction = Callable[[Sequence[np.ndarray], Sequence[np.ndarray] | None], Sequence[np.ndarray]]
+"""``function(inputs, outs)``: the checked results, from NumPy views of the inputs. ``outs``
+are writeable views of XLA's result buffers (buffer_callback), or ``None`` where the
+transport has none: a result returned as its own ``outs`` array is not copied."""
+
 
 def whole(
     owner: str,
     method: str,
     compute: Compute,
     expected: Sequence[tuple[tuple[int, ...], np.dtype, int]],
-) -> Callable[[Sequence[np.ndarray], Sequence[np.ndarray] | None], Sequence[np.ndarray]]:
+) -> HostFunction:
     """The host function that runs ``compute`` on the whole batch at once (a vectorized
     adapter), in one host call; ``outs`` are handed to it as they are.
 

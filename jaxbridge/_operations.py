@@ -22,10 +22,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._host import Compute, run_batched, whole
+from ._host import Compute, HostFunction, run_batched, whole
 from ._plan import Plan, arg_names, make_plan, writes_out
 from ._primitives import Linear, bind, vary_like
-from ._transport import HostFunction, gives_buffers, host_call, x64_mode
+from ._transport import gives_buffers, host_call, x64_mode
 
 if TYPE_CHECKING:
     from ._adapter import Adapter

@@ -28,13 +28,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from ._host import write_back
+from ._host import HostFunction, write_back
 from ._primitives import host_buffers
 
-HostFunction = Callable[[list[np.ndarray], list[np.ndarray] | None], Sequence[np.ndarray]]
-"""``function(inputs, outs)``: the results, from NumPy views of the inputs. ``outs`` are
-writeable views of XLA's result buffers (buffer_callback), or ``None`` where the transport
-has none: a result returned as its own ``outs`` array is not copied."""
 TRANSPORTS = ("auto", "buffer_callback", "pure_callback")
 
 _transport = "auto"
