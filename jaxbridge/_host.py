@@ -129,26 +129,23 @@ def whole(
 
 
 def write_back(outs: Sequence[np.ndarray], results: Sequence[np.ndarray]) -> None:
-    """Copy each result into its out array, unless it is that array.
-
-    A result that overlaps another out array (forward used that one as workspace, or
-    returned it in another place) is copied aside first: the write into that array would
-    change it before it is read."""
-    pending = [(out, result) for out, result in zip(outs, results) if result is not out]
-    if len(outs) > 1:
-        pending = [
-            (out, _aside(result, outs, out))
-            for out, result in pending  # (the common case: no out taken, nothing overlaps)
-        ]
-    for out, result in pending:
-        out[...] = result
+    """Copy each result into its out array, unless it is that array."""
+    for out, result in zip(outs, results):
+        if result is not out:
+            out[...] = result
 
 
-def _aside(result: np.ndarray, outs: Sequence[np.ndarray], own: np.ndarray) -> np.ndarray:
-    for other in outs:
-        if other is not own and np.may_share_memory(result, other):
-            return np.array(result)
-    return result
+def set_aside(results: Sequence[object], outs: Sequence[np.ndarray]) -> list[object]:
+    """``results`` of a forward that was handed ``outs``, each one that overlaps another out
+    array (used as workspace, or returned in another place) copied: ``write_back`` writes
+    into that array before it would read the result."""
+    return [
+        np.array(result)
+        if isinstance(result, np.ndarray)
+        and any(other is not own and np.may_share_memory(result, other) for other in outs)
+        else result
+        for result, own in zip(results, outs)
+    ]
 
 
 def _conformed(

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._host import Compute, HostFunction, run_batched, whole
+from ._host import Compute, HostFunction, run_batched, set_aside, whole
 from ._plan import Plan, arg_names, make_plan, writes_out
 from ._primitives import Linear, bind, vary_like
 from ._transport import gives_buffers, host_call, x64_mode
@@ -66,6 +66,8 @@ class Forward:
                 got = forward(*values)
             if not isinstance(got, (tuple, list)):
                 return (got,)
+            if writes and outs is not None and len(outs) > 1:
+                got = set_aside(got, outs)
             if unread and outs is not None and len(got) == n_all:
                 return (*got[:n_out], *outs[n_out:])  # not copied into their buffers
             # residuals the primal call does not need are dropped here, on the host
