@@ -149,7 +149,14 @@ def _batch(args: Sequence[jax.Array], dims: Sequence[int | None], *, operation: 
         jnp.expand_dims(a, 0) if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims)
     ]
     outs = bind(operation, front)
-    return outs, [0] * len(outs)
+    # a result with only the batch of unbatched arguments (residuals_from) is not batched:
+    # its front axis has size 1 where the others have the vmap's size
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    shared = [size != 1 and o.shape[0] == 1 for o in outs]
+    return (
+        [o[0] if s else o for o, s in zip(outs, shared)],
+        [None if s else 0 for s in shared],
+    )
 
 
 def _make(name: str) -> Primitive:

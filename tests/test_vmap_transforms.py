@@ -7,6 +7,7 @@ reference's Jacobians, computed once per case by ``vmap(jacrev)`` under ``jit``.
 """
 
 import functools
+import itertools
 
 import _cases
 import _solver_cases
@@ -111,6 +112,25 @@ def test_vmap_of_grad(case, assert_close):
         got = jax.jit(jax.vmap(jax.grad(loss, tuple(range(len(args))))))(*args)
         expected = [jax.vmap(lambda j: jnp.tensordot(ct, j, axes=ct.ndim))(j) for j in jacobians]
         assert_close(got, expected)
+
+
+@pytest.mark.parametrize(("case", "assert_close"), CASES)
+def test_vmap_of_grad_with_arguments_shared(case, assert_close):
+    """Every way of sharing arguments across the ``vmap``, under a loss linear in the output,
+    so that its cotangent is shared too: residuals computed from shared arguments alone
+    (``residuals_from``) then have no batch at all, in the pullback as in the forward."""
+    with jax.enable_x64(True):
+        args, plain = stacked(case), case.args()
+        argnums = tuple(range(len(args)))
+        ct = jnp.asarray(np.random.default_rng(7).normal(size=native(case)[0].shape[1:]))
+        for in_axes in itertools.product([0, None], repeat=len(args)):
+            if 0 not in in_axes:
+                continue
+            given = [a if axis == 0 else p for a, p, axis in zip(args, plain, in_axes)]
+            expected = jax.vmap(jax.grad(_cases.projected(case.reference, ct), argnums), in_axes)
+            grad = jax.vmap(jax.grad(_cases.projected(case.adapter, ct), argnums), in_axes)
+            for transform in (lambda f: f, jax.jit):
+                assert_close(transform(grad)(*given), expected(*given))
 
 
 # the simple adapters and three solvers (the Schur-based ones' Hessians are checked one
