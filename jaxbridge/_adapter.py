@@ -164,6 +164,10 @@ class Adapter:
         ``res`` is ``(*inputs, *outputs, *residuals)``; ``g`` is the cotangent of the output
         (a tuple of them if there are several outputs). Return one cotangent per input,
         shaped like that input, or ``None`` for zero. Integer inputs' entries are ignored.
+
+        A vectorized adapter returns one cotangent per batch element (broadcasting: size 1
+        on a batch axis where the value is the same for every element), not summed over the
+        batch; the bridge sums them over the elements that share a broadcast input.
         """
         raise NotImplementedError(
             f"{type(self).__name__} defines no `backward`, so it cannot be differentiated."

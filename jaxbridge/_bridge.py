@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._host import RefusedType
 from ._operations import (
     Backward,
     Forward,
@@ -78,7 +79,7 @@ def host_pushforward(adapter: Adapter, res: tuple[jax.Array, ...], tangents: tup
         got = adapter.jvp(tuple(values[:n_res]), tuple(host_tangents))
         items = list(got) if isinstance(got, (tuple, list)) and n_out > 1 else [got]
         if len(items) != n_out:
-            raise TypeError(
+            raise RefusedType(
                 f"{plan.owner}.jvp must return {n_out} output tangents (a tuple if there are "
                 f"several outputs), got {describe(got)}."
             )

@@ -13,12 +13,27 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 
+class Refusal(Exception):
+    """An error the bridge raises on the host about what an adapter's method returned: not
+    one the adapter's own code raised, so ``host_error`` leaves it as it is."""
+
+
+class RefusedType(Refusal, TypeError):
+    pass
+
+
+class RefusedValue(Refusal, ValueError):
+    pass
+
+
 def host_error(owner: str, method: str, error: Exception) -> Exception:
     """The error to raise when an adapter's own code raised ``error``.
 
-    Keeps the original type (a ``ValueError`` stays a ``ValueError``) and puts the adapter,
-    the method and the original message first.
+    Keeps the original type (a ``ValueError`` stays a ``ValueError``), puts the adapter,
+    the method and the original message first, and has the original as its cause.
     """
+    if isinstance(error, Refusal):
+        return error
     message = f"{owner}.{method} raised {type(error).__name__} on the host: {error}"
     try:
         wrapped = type(error)(message)
@@ -64,6 +79,53 @@ def conform(
     return array.astype(dtype, copy=False)
 
 
+def cotangent(
+    owner: str,
+    name: str,
+    value: object,
+    shape: tuple[int, ...],
+    g_batch: tuple[int, ...],
+    dtype: np.dtype,
+) -> np.ndarray:
+    """``backward``'s cotangent of argument ``name``, checked against ``shape`` (the call's
+    batch, then the argument's core shape), zeros for None.
+
+    One cotangent per batch element, as a gufunc's result: size 1 on a batch axis means the
+    same for every element there, and the bridge sums them where the argument was broadcast.
+    Size 1 where the output's cotangent (batch ``g_batch``) has more is a cotangent summed
+    over the batch, which broadcasting would count once per element: an error, unless it is
+    zero. So is any other shape; both errors name the argument.
+    """
+    if value is None:
+        return np.zeros(shape, dtype)
+    array = np.asarray(value)
+    if array.dtype.kind != "f":
+        raise RefusedType(
+            f"{owner}.backward: the cotangent of '{name}' has dtype {array.dtype}, expected a "
+            f"floating one ({dtype})."
+        )
+    lead = len(g_batch)
+    padded = (1,) * (len(shape) - array.ndim) + array.shape
+    if (
+        len(padded) != len(shape)
+        or padded[lead:] != shape[lead:]
+        or any(p not in (1, full) for p, full in zip(padded, shape))
+    ):
+        raise RefusedValue(
+            f"{owner}.backward: the cotangent of '{name}' has shape {array.shape}, expected "
+            f"{shape}."
+        )
+    summed = [k for k in range(lead) if padded[k] == 1 < g_batch[k]]
+    if summed and array.any():
+        raise RefusedValue(
+            f"{owner}.backward: the cotangent of '{name}' has shape {array.shape}, expected "
+            f"{shape}: size 1 on batch axis {summed[0]}, where the output's cotangent has "
+            f"{g_batch[summed[0]]}, as if summed over the batch. Return one per batch "
+            f"element; the bridge sums them where '{name}' was broadcast."
+        )
+    return array
+
+
 Compute = Callable[[Sequence[np.ndarray], Sequence[np.ndarray] | None], Sequence[object]]
 """``compute(inputs, outs)``: an adapter's method on the inputs, with the arrays to write
 its results into (``None``: none given)."""
@@ -98,7 +160,7 @@ def whole(
             try:
                 got = compute(arrays, outs)
             except Exception as error:
-                raise host_error(owner, method, error) from error
+                raise host_error(owner, method, error)
             if len(got) == 1:
                 value = got[0]
                 if type(value) is np.ndarray and value.shape == shape and value.dtype is dtype:
@@ -113,7 +175,7 @@ def whole(
         try:
             got = compute(arrays, outs)
         except Exception as error:
-            raise host_error(owner, method, error) from error
+            raise host_error(owner, method, error)
         if len(got) == count:
             for value, (shape, dtype, _) in zip(got, expected):
                 # conform's own first test, inlined
@@ -238,7 +300,7 @@ def _checked(
     try:
         got = compute(values, outs)
     except Exception as error:
-        raise host_error(owner, method, error) from error
+        raise host_error(owner, method, error)
     if len(got) != len(results):
         raise TypeError(f"{owner}: {method} returned {len(got)} values, expected {len(results)}.")
     return tuple(

@@ -22,7 +22,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._host import Compute, HostFunction, run_batched, set_aside, whole
+from ._host import (
+    Compute,
+    HostFunction,
+    RefusedType,
+    cotangent,
+    run_batched,
+    set_aside,
+    whole,
+)
 from ._plan import Plan, arg_names, make_plan, writes_out
 from ._primitives import Linear, bind, vary_like
 from ._transport import gives_buffers, host_call, x64_mode
@@ -275,30 +283,29 @@ class Backward:
         ranks = [len(s.shape) for s in self._cores(plan)]
 
         backward, count = adapter.backward, len(names)
-        every, several = len(wanted) == count, len(plan.outputs) > 1
+        several = len(plan.outputs) > 1
+        specs = self.specs(args)
+        # what each cotangent must be: the whole call's batch for a vectorized adapter, one
+        # element's core shape for a looped one (the bridge loops)
+        shapes = [
+            s.shape if adapter.vectorized else plan.args[i].shape for s, i in zip(specs, wanted)
+        ]
 
         def compute(values: Sequence[np.ndarray], _outs: object) -> Sequence[object]:
             g = tuple(values[n_res:]) if several else values[n_res]
             got = backward(tuple(values[:n_res]), g)
             if not isinstance(got, (tuple, list)) or len(got) != count:
-                raise TypeError(
+                raise RefusedType(
                     f"{plan.owner}.backward must return a tuple of {count} cotangents "
                     f"(one per input, None for zero), got {describe(got)}."
                 )
-            if every:
-                for c in got:
-                    if c is None:
-                        break
-                else:
-                    return got  # the common case: a cotangent for every (floating) input
-            return [
-                np.zeros(values[i].shape[values[i].ndim - ranks[i] :], plan.args[i].dtype)
-                if got[i] is None
-                else got[i]
-                for i in wanted
-            ]
+            cts = [got[i] for i in wanted]
+            for j, (c, shape, i) in enumerate(zip(cts, shapes, wanted)):
+                if not (type(c) is np.ndarray and c.shape == shape and c.dtype.kind == "f"):
+                    g_batch = loop_of(values[n_res:], ranks[n_res:])
+                    cts[j] = cotangent(plan.owner, names[i], c, shape, g_batch, plan.args[i].dtype)
+            return cts
 
-        specs = self.specs(args)
         on_host = host_function(adapter, "backward", compute, ranks, self._results(plan), specs)
         return host_call(on_host, specs, args)
 

@@ -102,6 +102,87 @@ def test_gufunc_batch_axes_broadcast_and_gradients_keep_argument_shapes():
         assert_close(got, ref)
 
 
+class Weighted(jb.Adapter):
+    """``w x`` for a vector ``x`` and a scalar ``w``, vectorized. ``backward`` gives ``w``
+    its cotangent per batch element (``"each"``, the contract), summed over the batch
+    axes ``w`` was broadcast along, so shaped like ``w`` in ``res`` (``"summed"``), or
+    ``np.zeros(())`` (``"zero"``)."""
+
+    signature = "(n),()->(n)"
+    vectorized = True
+    cotangent: str = "each"
+
+    def forward(self, x, w):
+        return w[..., None] * x
+
+    def backward(self, res, g):
+        x, w, _ = res
+        gw = np.sum(g * x, axis=-1)
+        if self.cotangent == "summed":
+            broadcast = tuple(i for i, size in enumerate(w.shape) if size < gw.shape[i])
+            gw = gw.sum(axis=broadcast, keepdims=True)
+        elif self.cotangent == "zero":
+            gw = np.zeros(())
+        return w[..., None] * g, gw
+
+
+def _weighted_loss(f):
+    return lambda x, w: jnp.sum(jnp.sin(f(x, w)))
+
+
+def _native_weighted(x, w):
+    return w[..., None] * x
+
+
+def test_a_cotangent_per_batch_element_is_summed_where_its_argument_was_broadcast():
+    # w broadcast along the first batch axis; under vmap with in_axes None, along every axis
+    with jax.enable_x64(True):
+        rng = np.random.default_rng(3)
+        x, w = jnp.asarray(rng.normal(size=(2, 3, 4))), jnp.asarray(rng.normal(size=3))
+        grad = jax.grad(_weighted_loss(Weighted()), (0, 1))
+        expected = jax.grad(_weighted_loss(_native_weighted), (0, 1))(x, w)
+        for transform in (lambda f: f, jax.jit):
+            assert_close(transform(grad)(x, w), expected)
+        mapped = jax.vmap(jax.vmap(Weighted(), (0, None)), (0, None))
+        got = jax.jit(jax.grad(_weighted_loss(mapped), (0, 1)))(x, w[0])
+        assert_close(got, jax.grad(_weighted_loss(_native_weighted), (0, 1))(x, w[0]))
+        # the output's cotangent the same for every element (a loss linear in it): then
+        # so is x's (size 1 on the batch axis, broadcast), and w's per-example gradients differ
+        per_example = jax.vmap(jax.grad(lambda x, w: jnp.sum(Weighted()(x, w)), (0, 1)), (0, None))
+        native = jax.vmap(jax.grad(lambda x, w: jnp.sum(x * w), (0, 1)), (0, None))
+        assert_close(jax.jit(per_example)(x[0], w[0]), native(x[0], w[0]))
+
+
+def test_a_cotangent_summed_over_the_batch_is_refused_unless_zero():
+    with jax.enable_x64(True):
+        x, w = jnp.ones((2, 3, 4)), jnp.ones(3)
+        message = (
+            r"Weighted.backward: the cotangent of 'w' has shape \(1, 3\), expected \(2, 3\): "
+            r"size 1 on batch axis 0, where the output's cotangent has 2, as if summed over the "
+            r"batch\. Return one per batch element; the bridge sums them where 'w' was broadcast\."
+        )
+        grad = jax.grad(_weighted_loss(Weighted("summed")), (0, 1))
+        with pytest.raises(ValueError, match="^" + message):
+            grad(x, w)
+        with pytest.raises(Exception, match=message):  # (XLA's error, under jit)
+            jax.jit(grad)(x, w)
+        gx, gw = jax.jit(jax.grad(_weighted_loss(Weighted("zero")), (0, 1)))(x, w)
+        assert_close(gx, jax.grad(_weighted_loss(_native_weighted))(x, w))
+        np.testing.assert_array_equal(gw, np.zeros(3))
+
+
+def test_a_cotangent_that_does_not_fit_names_its_argument():
+    class Swapped(Weighted):
+        def backward(self, res, g):
+            return super().backward(res, g)[::-1]  # each cotangent where the other belongs
+
+    with pytest.raises(
+        ValueError,
+        match=r"^Swapped.backward: the cotangent of 'x' has shape \(\), expected \(4,\)\.",
+    ):
+        jax.grad(lambda x: jnp.sum(Swapped()(x, 2.0)))(jnp.ones(4))
+
+
 class CountingSolve(jb.Adapter):
     """Saves an LU factorization as a residual and checks the backward gets that very one."""
 
