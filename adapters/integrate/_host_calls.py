@@ -16,6 +16,8 @@ import numpy as np
 
 import jaxbridge as jb
 
+from .._host_cotangents import argument_names, checked
+
 
 def check_positive(owner: str, name: str, value: object, allow_zero: bool = False) -> None:
     """Refuse a tolerance or a limit that is not a positive (or non-negative) number."""
@@ -87,6 +89,15 @@ class HostFunction:
             )
         return out
 
+    def _who(self, method: str) -> str:
+        return f"{self.role} {type(self.adapter).__name__}.{method}"
+
+    def _cotangent(
+        self, i: int, value: object, shape: tuple[int, ...], stacked: int = 0
+    ) -> np.ndarray:
+        name = argument_names(self.adapter)[i]
+        return checked(self._who("backward"), f"the cotangent of '{name}'", value, shape, stacked)
+
     def _needs(self, method: str, purpose: str) -> None:
         if not overrides(self.adapter, method):
             raise TypeError(
@@ -98,7 +109,9 @@ class HostFunction:
         """One float64 cotangent per argument (zeros where ``backward`` returns None)."""
         self._needs("backward", "a gradient")
         cts = self.adapter.backward(self._res(args), np.asarray(g, np.float64))
-        return [_cotangent(c, a.shape) for c, a in zip(cts, args, strict=True)]
+        return [
+            self._cotangent(i, c, a.shape) for i, (c, a) in enumerate(zip(cts, args, strict=True))
+        ]
 
     def linearize(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
         """The output and its Jacobian in each argument, ``(size, *argument's shape)``, from
@@ -112,12 +125,12 @@ class HostFunction:
             stacked = tuple(np.broadcast_to(r, (self.size, *np.shape(r))) for r in res)
             cts = self.adapter.backward(stacked, units)
             return value, [
-                np.array(_cotangent(c, (self.size, *a.shape)))
-                for c, a in zip(cts, args, strict=True)
+                np.array(self._cotangent(i, c, (self.size, *a.shape), 1))
+                for i, (c, a) in enumerate(zip(cts, args, strict=True))
             ]
         rows = [self.adapter.backward(res, unit) for unit in units]
         return value, [
-            np.stack([_cotangent(row[i], a.shape) for row in rows])
+            np.stack([self._cotangent(i, row[i], a.shape) for row in rows])
             if rows
             else np.zeros((0, *a.shape))
             for i, a in enumerate(args)
@@ -132,15 +145,9 @@ class HostFunction:
         Jacobians (``size`` backward calls)."""
         if overrides(self.adapter, "jvp"):
             out = self.adapter.jvp(self._res(args), tuple(tangents))
-            return np.zeros(self.shape) if out is None else _cotangent(out, self.shape)
+            return checked(self._who("jvp"), "the tangent", out, self.shape)
         total = np.zeros(self.size)
         for jacobian, t in zip(self.jacobians(args), tangents, strict=True):
             if t is not None:
                 total += jacobian.reshape(self.size, -1) @ np.ravel(t)
         return total.reshape(self.shape)
-
-
-def _cotangent(value: object, shape: tuple[int, ...]) -> np.ndarray:
-    if value is None:
-        return np.zeros(shape)
-    return np.broadcast_to(np.asarray(value, np.float64), shape)

@@ -9,7 +9,6 @@ JAX: NumPy arrays in and out.
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +16,8 @@ from typing import Any
 import numpy as np
 
 import jaxbridge as jb
+
+from .._host_cotangents import argument_names, checked
 
 FD_STEP = float(np.finfo(np.float64).eps) ** (1 / 5)
 """Relative step of the differences that derive second derivatives from exact first ones.
@@ -54,7 +55,7 @@ def check_user(owner: str, role: str, adapter: object, output: str) -> None:
 
 def user_domains(adapter: jb.Adapter, names: tuple[str, str]) -> dict[str, object]:
     """The user's ``domains`` for its (x, theta), renamed to the solver's ``names``."""
-    params = list(inspect.signature(type(adapter).forward).parameters)[1:]
+    params = argument_names(adapter)
     domains: Mapping[str, object] = adapter.domains
     return {ours: domains[theirs] for ours, theirs in zip(names, params) if theirs in domains}
 
@@ -84,12 +85,18 @@ class HostFunction:
         if self.adapter.vectorized:
             res = tuple(np.broadcast_to(a, (k, *a.shape)) for a in (x, self.theta, out, *extras))
             gx, gt = self.adapter.backward(res, gs)[:2]
-            return out, _cotangent(gx, (k, n)), _cotangent(gt, (k, p))
+            return out, self._cotangent(0, gx, (k, n), 1), self._cotangent(1, gt, (k, p), 1)
         gxs, gts = np.empty((k, n)), np.empty((k, p))
         for i, g in enumerate(gs):
             gx, gt = self.adapter.backward((x, self.theta, out, *extras), np.asarray(g))[:2]
-            gxs[i], gts[i] = _cotangent(gx, (n,)), _cotangent(gt, (p,))
+            gxs[i], gts[i] = self._cotangent(0, gx, (n,)), self._cotangent(1, gt, (p,))
         return out, gxs, gts
+
+    def _cotangent(
+        self, i: int, value: object, shape: tuple[int, ...], stacked: int = 0
+    ) -> np.ndarray:
+        name = argument_names(self.adapter)[i]
+        return checked(f"{self.name}.backward", f"the cotangent of '{name}'", value, shape, stacked)
 
     def value_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """Of a scalar objective, for SciPy: ``(f, ∂f/∂x)`` from one forward and one
@@ -167,9 +174,3 @@ class HostFunction:
         hxx = np.stack(columns_x, axis=-1)
         hxt = np.swapaxes(np.stack(columns_t, axis=-1), -1, -2)
         return (hxx + np.swapaxes(hxx, -1, -2)) / 2, hxt
-
-
-def _cotangent(value: object, shape: tuple[int, ...]) -> np.ndarray:
-    if value is None:
-        return np.zeros(shape)
-    return np.broadcast_to(np.asarray(value, np.float64), shape)
