@@ -11,6 +11,7 @@ import pytest
 from jaxbridge.adapters.linalg import (
     ContinuousRiccatiSolve,
     DiscreteLyapunovSolve,
+    DiscreteRiccatiSolve,
     MatrixLog,
     MatrixSqrt,
     logm,
@@ -393,3 +394,10 @@ def test_bad_parameter_and_shape_are_named():
         logm(np.ones((2, 3)))
     with pytest.raises(ValueError, match="ContinuousRiccatiSolve"):
         ContinuousRiccatiSolve()(np.eye(2), np.ones((3, 1)), np.eye(2), np.eye(1))
+    no_inputs = (-np.eye(2) / 2, np.zeros((2, 0)), np.eye(2), np.zeros((0, 0)))
+    for solve, lyapunov in [
+        (ContinuousRiccatiSolve(), "LyapunovSolve"),
+        (DiscreteRiccatiSolve(), "DiscreteLyapunovSolve"),
+    ]:
+        with pytest.raises(ValueError, match=rf"'b' has no columns .* use {lyapunov}\."):
+            solve(*no_inputs)

@@ -209,6 +209,32 @@ def test_empty_signals_filter_to_empty_outputs_with_zero_derivatives():
     assert jax.grad(lambda x: batched(B, A, x).sum())(np.zeros((3, 0))).shape == (3, 0)
 
 
+def test_empty_signals_keep_the_batch_of_the_filters():
+    """Two filters (or cascades) on one empty signal, and two empty cascades on a signal:
+    the output has the filters' batch, eagerly and under jit."""
+    for call in (lfilter, jax.jit(lfilter)):
+        assert call(np.ones((2, 2)), np.ones(1), np.zeros(0)).shape == (2, 0)
+    for call in (sosfilt, jax.jit(sosfilt)):
+        assert call(np.stack([SOS, SOS]), np.zeros(0)).shape == (2, 0)
+        np.testing.assert_array_equal(call(np.zeros((2, 0, 6)), X[:5]), [X[:5], X[:5]])
+
+
+def test_integer_inputs_filter_in_floating_point():
+    """Integer coefficients and signals give a floating output, as SciPy does."""
+    y = lfilter(np.array([1, 2]), np.array([2]), np.arange(4))
+    assert jnp.issubdtype(y.dtype, jnp.floating)
+    np.testing.assert_array_equal(y, [0.0, 0.5, 2.0, 3.5])
+    gain = np.array([[2, 0, 0, 1, 0, 0]])
+    y = jax.jit(sosfilt)(gain, np.arange(4))
+    assert jnp.issubdtype(y.dtype, jnp.floating)
+    np.testing.assert_array_equal(y, [0.0, 2.0, 4.0, 6.0])
+
+
+def test_empty_denominator_is_named():
+    with pytest.raises(ValueError, match=r"LinearFilter: 'a' is empty"):
+        lfilter(B, np.zeros(0), X)
+
+
 def test_zero_leading_coefficient_is_named():
     with pytest.raises(ValueError, match=r"lfilter: the leading denominator coefficient a\[0\]"):
         lfilter(B, np.array([0.0, 1.0]), X)

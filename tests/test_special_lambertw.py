@@ -25,6 +25,13 @@ def test_values_match_mpmath():
         assert lambertw(jnp.float32(1.0)).dtype == jnp.float32
 
 
+def test_integer_inputs_give_floating_values():
+    got = jax.jit(lambertw)(np.arange(3))
+    assert jnp.issubdtype(got.dtype, jnp.floating)
+    expected = [mp_float(mpmath.lambertw(x)) for x in range(3)]
+    np.testing.assert_allclose(got, expected, rtol=2 * float(jnp.finfo(got.dtype).eps))
+
+
 def test_below_the_branch_point_is_nan():
     """The principal branch is complex below -1/e, where SciPy returns a complex number:
     this adapter gives NaN there (never a complex result)."""

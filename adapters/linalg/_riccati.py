@@ -18,6 +18,15 @@ def sym(m):
     return (m + m.swapaxes(-1, -2)) / 2
 
 
+def check_inputs(owner: str, lyapunov: str, b: jax.ShapeDtypeStruct) -> None:
+    """Refuse a ``b`` with no columns: SciPy fails on it with an IndexError."""
+    if b.shape[-1] == 0:
+        raise ValueError(
+            f"{owner}: 'b' has no columns (m = 0). With no inputs the equation is a Lyapunov "
+            f"equation: use {lyapunov}."
+        )
+
+
 def solve_are(
     function: str,
     solve: Callable[..., np.ndarray],

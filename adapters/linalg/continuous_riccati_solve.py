@@ -10,7 +10,7 @@ import scipy.linalg
 import jaxbridge as jb
 
 from .._rules import total
-from ._riccati import gain_solve, hurwitz, solve_are, sym
+from ._riccati import check_inputs, gain_solve, hurwitz, solve_are, sym
 from ._solving import ON_FAILURE, check_choice, float_dtype
 from .lyapunov_solve import LyapunovSolve
 
@@ -47,6 +47,7 @@ class ContinuousRiccatiSolve(jb.Adapter):
         check_choice("ContinuousRiccatiSolve", "on_failure", self.on_failure, ON_FAILURE)
 
     def output_specs(self, a, b, q, r):
+        check_inputs("ContinuousRiccatiSolve", "LyapunovSolve", b)
         return jax.ShapeDtypeStruct(a.shape, float_dtype(a, b, q, r))
 
     def forward(self, a, b, q, r):

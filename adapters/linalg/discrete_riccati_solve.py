@@ -10,7 +10,7 @@ import scipy.linalg
 import jaxbridge as jb
 
 from .._rules import total
-from ._riccati import contraction, gain_solve, solve_are, sym
+from ._riccati import check_inputs, contraction, gain_solve, solve_are, sym
 from ._solving import ON_FAILURE, check_choice, float_dtype
 from .discrete_lyapunov_solve import DiscreteLyapunovSolve
 
@@ -48,6 +48,7 @@ class DiscreteRiccatiSolve(jb.Adapter):
         check_choice("DiscreteRiccatiSolve", "on_failure", self.on_failure, ON_FAILURE)
 
     def output_specs(self, a, b, q, r):
+        check_inputs("DiscreteRiccatiSolve", "DiscreteLyapunovSolve", b)
         return jax.ShapeDtypeStruct(a.shape, float_dtype(a, b, q, r))
 
     def forward(self, a, b, q, r):

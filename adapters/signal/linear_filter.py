@@ -11,6 +11,7 @@ import scipy.signal
 import jaxbridge as jb
 
 from .._rules import total
+from ..linalg._solving import float_dtype
 from ._filtering import (
     check_leading,
     convolve,
@@ -44,11 +45,17 @@ class LinearFilter(jb.Adapter):
     domains = {"a": stable_denominator}
     linear_in = ("x",)
 
+    def output_specs(self, b, a, x):
+        if a.shape[-1] == 0:
+            raise ValueError("LinearFilter: 'a' is empty; it needs its leading coefficient a[0].")
+        return jax.ShapeDtypeStruct(x.shape[-1:], float_dtype(b, a, x))
+
     def forward(self, b, a, x):
         dtype = np.result_type(b, a, x, np.float32)
         check_leading("lfilter", "a[0]", a[..., 0])
         if 0 in x.shape:
-            return np.zeros(np.broadcast_shapes(b.shape[:-1], a.shape[:-1], x.shape), dtype)
+            batch = np.broadcast_shapes(b.shape[:-1], a.shape[:-1], x.shape[:-1])
+            return np.zeros((*batch, x.shape[-1]), dtype)
 
         def apply(b, a, xs):
             return scipy.signal.lfilter(b, a, xs, axis=-1)

@@ -11,6 +11,7 @@ import scipy.signal
 import jaxbridge as jb
 
 from .._rules import total
+from ..linalg._solving import float_dtype
 from ._filtering import (
     check_leading,
     convolve,
@@ -47,12 +48,15 @@ class SosFilter(jb.Adapter):
 
     domains = {"sos": stable_sections}
 
+    def output_specs(self, sos, x):
+        return jax.ShapeDtypeStruct(x.shape[-1:], float_dtype(sos, x))
+
     def forward(self, sos, x):
         dtype = np.result_type(sos, x, np.float32)
         check_leading("sosfilt", "sos[:, 3]", sos[..., 3])
         if 0 in x.shape or 0 in sos.shape:
-            shape = np.broadcast_shapes(sos.shape[:-2], x.shape)
-            return np.broadcast_to(np.asarray(x, dtype), shape).copy()
+            batch = np.broadcast_shapes(sos.shape[:-2], x.shape[:-1])
+            return np.broadcast_to(np.asarray(x, dtype), (*batch, x.shape[-1])).copy()
 
         def apply(sos, xs):
             return scipy.signal.sosfilt(sos / sos[:, 3:4], xs, axis=-1)

@@ -3,11 +3,14 @@ differentiable to every order from its own output."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.special
 
 import jaxbridge as jb
+
+from ._common import float_dtype, host_dtype
 
 
 def _above_branch_point(raw: np.ndarray) -> np.ndarray:
@@ -32,11 +35,14 @@ class LambertW(jb.Adapter):
     vectorized = True
     domains = {"x": _above_branch_point}
 
+    def output_specs(self, x):
+        return jax.ShapeDtypeStruct(x.shape, float_dtype(x))
+
     def forward(self, x):
         with np.errstate(invalid="ignore"):
             w = scipy.special.lambertw(x)
         real = np.where((w.imag == 0) & (x >= -np.exp(-1.0)), w.real, np.nan)
-        return real.astype(np.result_type(x, np.float32))
+        return real.astype(host_dtype(x))
 
     def pullback(self, res, g):
         _, w = res
