@@ -556,7 +556,9 @@ class CentresTheBatch(jb.Adapter):
 
 @pytest.mark.parametrize("adapter", [ReversesTheBatch(), CentresTheBatch()], ids=repr)
 def test_catches_a_vectorized_adapter_that_mixes_batch_elements(adapter):
-    x = _normal(3)
+    # its own generator: how far off the batch mean is depends on the draw (0.046 to 0.59
+    # over seeds 0 to 7), and the module's generator depends on the tests run before
+    x = np.random.default_rng(0).normal(size=3).astype(np.float32)
     message = _failure(adapter, x)
     assert "the 'vmap' check failed" in message
     assert re.search(r"output 0 at batch element \d", message)
