@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, dataclass_transform
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ._bridge import call, host_pullback, host_pushforward
@@ -218,8 +219,8 @@ class Adapter:
             owner, arg_names(type(self)), signature.inputs, tuple(a.shape for a in args)
         )
         dtypes = [a.dtype for a in args]
-        floating = [d for d in dtypes if np.issubdtype(d, np.floating)]
-        dtype = np.result_type(*(floating or dtypes))
+        floating = [d for d in dtypes if jnp.issubdtype(d, jnp.floating)]  # bfloat16 too
+        dtype = jnp.result_type(*floating) if floating else np.result_type(*dtypes)
         return tuple(
             jax.ShapeDtypeStruct(core_shape(owner, core, sizes), dtype)
             for core in signature.outputs

@@ -44,6 +44,15 @@ def host_error(owner: str, method: str, error: Exception) -> Exception:
     return wrapped
 
 
+def kind(dtype: np.dtype) -> str:
+    """NumPy's kind of ``dtype``, also for the extension types of ml_dtypes (kind "V" to
+    NumPy): "f" for bfloat16 and the float8s, "i" and "u" for int4 and uint4."""
+    if dtype.kind != "V":
+        return dtype.kind
+    stem = dtype.name.split("_")[0].rstrip("0123456789")
+    return {"bfloat": "f", "float": "f", "int": "i", "uint": "u"}.get(stem, "V")
+
+
 def conform(
     owner: str,
     method: str,
@@ -61,11 +70,11 @@ def conform(
         return value  # the common case, kept cheap: this runs on every call
     what = f"result {index} of {method}"
     array = np.asarray(value)
-    if array.dtype.kind != dtype.kind:
+    if kind(array.dtype) != kind(dtype):
         raise TypeError(
             f"{owner}: {what} has dtype {array.dtype}, but {dtype} was declared; the bridge "
-            f"casts only within a kind (float64 to float32, say), not {array.dtype.kind!r} to "
-            f"{dtype.kind!r}."
+            f"casts only within a kind (float64 to float32, say), not {kind(array.dtype)!r} "
+            f"to {kind(dtype)!r}."
         )
     core = shape[len(shape) - core_rank :]
     fits = array.shape[array.ndim - core_rank :] == core and array.ndim >= core_rank
@@ -99,7 +108,7 @@ def cotangent(
     if value is None:
         return np.zeros(shape, dtype)
     array = np.asarray(value)
-    if array.dtype.kind != "f":
+    if kind(array.dtype) != "f":
         raise RefusedType(
             f"{owner}.backward: the cotangent of '{name}' has dtype {array.dtype}, expected a "
             f"floating one ({dtype})."

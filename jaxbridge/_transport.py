@@ -70,7 +70,7 @@ def host_call(
     """
     if not any(isinstance(a, Tracer) for a in args):
         return tuple(jnp.asarray(r) for r in function([np.asarray(a) for a in args], None))
-    if transport() == "buffer_callback":
+    if transport() == "buffer_callback" and _dlpack_carries((*args, *result_specs)):
         return _through_buffers(function, result_specs, args)
     return _through_pure_callback(function, result_specs, args)
 
@@ -78,7 +78,17 @@ def host_call(
 def gives_buffers(args: Sequence[jax.Array]) -> bool:
     """Whether a host call on ``args`` gets XLA's result buffers to write into: a traced
     call through buffer_callback."""
-    return any(isinstance(a, Tracer) for a in args) and transport() == "buffer_callback"
+    return (
+        any(isinstance(a, Tracer) for a in args)
+        and transport() == "buffer_callback"
+        and _dlpack_carries(args)
+    )
+
+
+def _dlpack_carries(arrays: Sequence[Any]) -> bool:
+    """Whether DLPack can hand the host every array: NumPy's own dtypes, not the extension
+    types of ml_dtypes (bfloat16, float8, int4), which take pure_callback instead."""
+    return all(np.dtype(a.dtype).kind in "biufc" for a in arrays)
 
 
 def _through_pure_callback(

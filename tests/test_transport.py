@@ -60,3 +60,31 @@ def test_unknown_transport_is_refused():
         match=r"transport must be one of \('auto', 'buffer_callback', 'pure_callback'\), got 'ffi'",
     ):
         jb.set_transport("ffi")
+
+
+def test_bfloat16_takes_pure_callback_and_is_computed_right():
+    """DLPack cannot carry bfloat16 to the host: such a call compiles to pure_callback (on
+    either transport), and its values and gradients are right to bfloat16's precision."""
+    rng = np.random.default_rng(1)
+    a64 = rng.normal(size=(3, 3)) + 4 * np.eye(3)
+    b64 = rng.normal(size=3)
+    a, b = jnp.asarray(a64, jnp.bfloat16), jnp.asarray(b64, jnp.bfloat16)
+    exact_a, exact_b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+
+    def loss(a, b):
+        return jnp.sum(LinearSolve()(a, b))
+
+    grad = jax.grad(loss, (0, 1))
+    assert _callbacks(grad, a, b) == ["xla_ffi_python_cpu_callback"] * 2
+    x = jax.jit(LinearSolve())(a, b)
+    assert x.dtype == jnp.bfloat16
+    np.testing.assert_allclose(
+        np.asarray(x, np.float64), np.linalg.solve(exact_a, exact_b), rtol=2e-2, atol=1e-2
+    )
+    # d sum(x) / db = a⁻ᵀ 1, d sum(x) / da = -(a⁻ᵀ 1) xᵀ
+    v = np.linalg.solve(exact_a.T, np.ones(3))
+    ga, gb = jax.jit(grad)(a, b)
+    assert ga.dtype == gb.dtype == jnp.bfloat16
+    np.testing.assert_allclose(np.asarray(gb, np.float64), v, rtol=2e-2, atol=1e-2)
+    expected_ga = -np.outer(v, np.linalg.solve(exact_a, exact_b))
+    np.testing.assert_allclose(np.asarray(ga, np.float64), expected_ga, rtol=3e-2, atol=1e-2)
