@@ -139,6 +139,11 @@ Compute = Callable[[Sequence[np.ndarray], Sequence[np.ndarray] | None], Sequence
 """``compute(inputs, outs)``: an adapter's method on the inputs, with the arrays to write
 its results into (``None``: none given)."""
 
+Repair = Callable[[Sequence[np.ndarray], Sequence[object]], Sequence[object]]
+"""``repair(inputs, results)``: the results of a ``compute`` that failed the fast check,
+made into what the bridge expects (or an error raised): ``backward``'s symbolic zeros and
+broadcast cotangents (see ``cotangent``)."""
+
 HostFunction = Callable[[Sequence[np.ndarray], Sequence[np.ndarray] | None], Sequence[np.ndarray]]
 """``function(inputs, outs)``: the checked results, from NumPy views of the inputs. ``outs``
 are writeable views of XLA's result buffers (buffer_callback), or ``None`` where the
@@ -150,13 +155,15 @@ def whole(
     method: str,
     compute: Compute,
     expected: Sequence[tuple[tuple[int, ...], np.dtype, int]],
+    repair: Repair | None = None,
 ) -> HostFunction:
     """The host function that runs ``compute`` on the whole batch at once (a vectorized
     adapter), in one host call; ``outs`` are handed to it as they are.
 
     ``expected`` holds each result's shape, dtype and core rank, worked out once when the
     call was traced: ``run`` is the hot path of every call, so it does no shape arithmetic
-    and hands back results that conform as they are.
+    and hands back results that conform as they are; the others are repaired (if
+    ``repair``) and conformed.
     """
     count = len(expected)
     if count == 1:
@@ -174,7 +181,7 @@ def whole(
                 value = got[0]
                 if type(value) is np.ndarray and value.shape == shape and value.dtype is dtype:
                     return got  # type: ignore[return-value]
-            return _conformed(owner, method, got, expected)
+            return _conformed(owner, method, _repaired(repair, arrays, got), expected)
 
         return run_one
 
@@ -194,7 +201,7 @@ def whole(
                     break
             else:
                 return got  # type: ignore[return-value]  # each value passed the ndarray test
-        return _conformed(owner, method, got, expected)
+        return _conformed(owner, method, _repaired(repair, arrays, got), expected)
 
     return run
 
@@ -217,6 +224,10 @@ def set_aside(results: Sequence[object], outs: Sequence[np.ndarray]) -> list[obj
         else result
         for result, own in zip(results, outs)
     ]
+
+
+def _repaired(repair: Repair | None, arrays: Sequence[np.ndarray], got: Sequence[object]):
+    return got if repair is None else repair(arrays, got)
 
 
 def _conformed(
@@ -243,6 +254,7 @@ def run_batched(
     threads: int,
     arrays: Sequence[np.ndarray],
     outs: Sequence[np.ndarray] | None,
+    repair: Repair | None = None,
 ) -> Sequence[np.ndarray]:
     """Run ``compute`` over the broadcast batch of ``arrays`` in one host call, one
     core-shaped element at a time (an adapter that is not vectorized).
@@ -261,7 +273,7 @@ def run_batched(
         for src in sources
     ]
     if not batch:
-        return _checked(owner, method, compute, arrays, outs, results, own)
+        return _checked(owner, method, compute, arrays, outs, results, own, repair)
 
     # each element's compute may write into its views of outs, unless threads share one (a
     # residual with a smaller batch): forward may use its out arrays as workspace
@@ -276,7 +288,9 @@ def run_batched(
             # (the Ellipsis keeps a scalar element a writeable 0-d view)
             views = [out[(*batch_element(index, b), ...)] for out, b in zip(outs, own)]
             element_outs = views if given else None
-            values = _checked(owner, method, compute, elements, element_outs, results, unbatched)
+            values = _checked(
+                owner, method, compute, elements, element_outs, results, unbatched, repair
+            )
             # each thread writes its own elements (a result with a smaller batch gets the
             # same value from every element that shares it): no lock needed
             write_back(views, values)
@@ -303,11 +317,18 @@ def _checked(
     outs: Sequence[np.ndarray] | None,
     results: Sequence[tuple[tuple[int, ...], np.dtype]],
     batches: Sequence[tuple[int, ...]],
+    repair: Repair | None,
 ) -> tuple[np.ndarray, ...]:
     """``compute(values, outs)``, its errors attributed to the adapter and its results
-    checked against their core shapes and dtypes with the leading ``batches``."""
+    repaired (if ``repair``) and checked against their core shapes and dtypes with the
+    leading ``batches``."""
     try:
         got = compute(values, outs)
+        if repair is not None and not all(
+            type(value) is np.ndarray and value.shape == batch + core and value.dtype is dtype
+            for value, batch, (core, dtype) in zip(got, batches, results)
+        ):
+            got = repair(values, got)
     except Exception as error:
         raise host_error(owner, method, error)
     if len(got) != len(results):

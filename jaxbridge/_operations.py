@@ -26,6 +26,7 @@ from ._host import (
     Compute,
     HostFunction,
     RefusedType,
+    Repair,
     cotangent,
     run_batched,
     set_aside,
@@ -283,7 +284,7 @@ class Backward:
         ranks = [len(s.shape) for s in self._cores(plan)]
 
         backward, count = adapter.backward, len(names)
-        several = len(plan.outputs) > 1
+        every, several = len(wanted) == count, len(plan.outputs) > 1
         specs = self.specs(args)
         # what each cotangent must be: the whole call's batch for a vectorized adapter, one
         # element's core shape for a looped one (the bridge loops)
@@ -299,14 +300,19 @@ class Backward:
                     f"{plan.owner}.backward must return a tuple of {count} cotangents "
                     f"(one per input, None for zero), got {describe(got)}."
                 )
-            cts = [got[i] for i in wanted]
-            for j, (c, shape, i) in enumerate(zip(cts, shapes, wanted)):
-                if not (type(c) is np.ndarray and c.shape == shape and c.dtype.kind == "f"):
-                    g_batch = loop_of(values[n_res:], ranks[n_res:])
-                    cts[j] = cotangent(plan.owner, names[i], c, shape, g_batch, plan.args[i].dtype)
-            return cts
+            return got if every else [got[i] for i in wanted]
 
-        on_host = host_function(adapter, "backward", compute, ranks, self._results(plan), specs)
+        def repair(values: Sequence[np.ndarray], cts: Sequence[object]) -> list[np.ndarray]:
+            # (only for cotangents that are not arrays of the exact shape and dtype: None,
+            # broadcast, another dtype, or wrong)
+            g_batch = loop_of(values[n_res:], ranks[n_res:])
+            return [
+                cotangent(plan.owner, names[i], c, shape, g_batch, plan.args[i].dtype)
+                for c, shape, i in zip(cts, shapes, wanted)
+            ]
+
+        results = self._results(plan)
+        on_host = host_function(adapter, "backward", compute, ranks, results, specs, repair=repair)
         return host_call(on_host, specs, args)
 
     def jvp(self, primals, tangents):
@@ -417,21 +423,31 @@ def host_function(
     results: Sequence[jax.ShapeDtypeStruct],
     specs: Sequence[jax.ShapeDtypeStruct],
     sources: Sequence[Sequence[int] | None] | None = None,
+    repair: Repair | None = None,
 ) -> HostFunction:
     """The host function of one callback: ``compute`` run over the batch, results checked.
 
-    ``results`` are the results' core specs, ``specs`` the same with their batch axes, and
-    ``sources`` gives, per result, the arguments whose batch it has (``None``: all)."""
+    ``results`` are the results' core specs, ``specs`` the same with their batch axes,
+    ``sources`` gives, per result, the arguments whose batch it has (``None``: all), and
+    ``repair`` mends results that fail the fast check before they are checked."""
     cls = type(adapter)
     if cls.vectorized:
         expected = [
             (tuple(s.shape), np.dtype(s.dtype), len(r.shape)) for s, r in zip(specs, results)
         ]
-        return whole(cls.__name__, method, compute, expected)
+        return whole(cls.__name__, method, compute, expected, repair)
     cores = [(s.shape, np.dtype(s.dtype)) for s in results]
     sources = [None] * len(cores) if sources is None else sources
     return functools.partial(
-        run_batched, cls.__name__, method, compute, ranks, cores, sources, cls.threads
+        run_batched,
+        cls.__name__,
+        method,
+        compute,
+        ranks,
+        cores,
+        sources,
+        cls.threads,
+        repair=repair,
     )
 
 
