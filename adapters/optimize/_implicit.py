@@ -47,8 +47,17 @@ isolated solution to differentiate: a singular Jacobian, a non-strict minimum, d
 active constraints."""
 
 MULTIPLIER = float(np.sqrt(EPS))
-"""A bound or inequality at its limit whose multiplier is below ``MULTIPLIER * scale`` is
-degenerate (weakly active): the solution map has a kink there, and no gradient."""
+"""A bound or inequality at its limit whose multiplier is below ``MULTIPLIER`` times the
+largest objective gradient entry at SciPy's answer (at least 1) is degenerate (weakly
+active): the solution map has a kink there, and no gradient. (The gradient at the answer,
+not at ``x0``: the verdict must not depend on where the solver started.)"""
+
+
+def multiplier_floor(gradient: np.ndarray) -> float:
+    """The multiplier below which a bound or inequality is weakly active (``MULTIPLIER``),
+    given the objective's gradient at SciPy's answer."""
+    return MULTIPLIER * max(1.0, float(np.max(np.abs(gradient), initial=0.0)))
+
 
 REFINEMENTS = 4
 """The most Newton steps taken on SciPy's answer (each must reduce ``|F|``)."""
@@ -224,7 +233,10 @@ class ImplicitSolver(jb.Adapter):
         n = args[0].shape[-1]
         k, q = self._sizes(args[0], args[1])
         try:
-            x, jz, jq = self._solve(*(np.asarray(a, np.float64) for a in args))
+            if n == 0:  # nothing to solve for, and an empty x moves with nothing
+                x, jz, jq = np.zeros(0), np.eye(k), np.zeros((k, q))
+            else:
+                x, jz, jq = self._solve(*(np.asarray(a, np.float64) for a in args))
         except OptimizeError:
             if getattr(self, "on_failure") != "nan":
                 raise
@@ -254,7 +266,10 @@ class ImplicitSolver(jb.Adapter):
         dq = np.concatenate(
             [np.zeros(a.shape[-1]) if t is None else t for t, a in zip(tangents[1:], args[1:])]
         )
-        dq = np.where(np.isfinite(dq), dq, 0.0)  # an infinite bound does not move
+        # an infinite bound does not move (whatever its tangent says); any other tangent
+        # goes through as it is, NaN included
+        values = np.concatenate([a.reshape(-1) for a in args[1:]])
+        dq = np.where(np.isinf(values), 0.0, dq)
         jz64, jq64 = np.asarray(jz, np.float64), np.asarray(jq, np.float64)
         if not (np.isfinite(jz64).all() and np.isfinite(jq64).all()):
             return np.full(x.shape, np.nan, x.dtype)

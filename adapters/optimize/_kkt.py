@@ -14,7 +14,7 @@ import scipy.linalg
 import scipy.optimize
 
 from ._functions import HostFunction
-from ._implicit import MULTIPLIER, NEAR, failure, require_positive_definite, settle
+from ._implicit import NEAR, failure, multiplier_floor, require_positive_definite, settle
 
 ROUNDS = 3
 """How many times the active set may be corrected after refinement (a constraint judged
@@ -80,7 +80,7 @@ def solve_kkt(
     """
     n, m = system.n, system.m
     scale = max(1.0, float(np.max(np.abs(system.f.gradient(x0)[0]), initial=0.0)))
-    tiny = MULTIPLIER * scale
+    tiny = multiplier_floor(system.f.gradient(x)[0])
     inequality = np.arange(m) >= equalities
     candidates = ~inequality | (system.values(x) <= NEAR)
     system.active = ~inequality | (

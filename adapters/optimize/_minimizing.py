@@ -53,5 +53,17 @@ def run_minimize(
         bounds=None if bounds is None else scipy.optimize.Bounds(*bounds),  # pyright: ignore[reportArgumentType]
         constraints=constraints,
         tol=tol,
-        options={**DEFAULT_OPTIONS.get(method, {}), **dict(options)},
+        options={**defaults(method, tol), **dict(options)},
     )
+
+
+def defaults(method: str, tol: float | None) -> dict[str, Any]:
+    """Our default options for ``method``, less the tolerances that SciPy sets from ``tol``
+    when one is given (it only fills in options that are not set)."""
+    given = DEFAULT_OPTIONS.get(method, {})
+    if tol is None:
+        return given
+    return {k: v for k, v in given.items() if k not in _FROM_TOL}
+
+
+_FROM_TOL = ("gtol", "ftol", "xtol", "barrier_tol")  # the options SciPy's ``tol`` sets

@@ -11,7 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ._implicit import MULTIPLIER, NEAR, failure, require_positive_definite, settle
+from ._implicit import NEAR, failure, multiplier_floor, require_positive_definite, settle
 
 ROUNDS = 3
 """How many times the active set may be corrected after refinement."""
@@ -78,7 +78,6 @@ def solve_box(
     n = x.shape[-1]
     system = BoxSystem(f, n, p, bounds)
     scale = max(1.0, float(np.max(np.abs(f.gradient(x0)[0]), initial=0.0)))
-    tiny = MULTIPLIER * scale
     if bounds is None:
         x, _, jz, jq = settle(system, x, scale, verdict, success)
         require_positive_definite(jz, "the Hessian")
@@ -86,6 +85,7 @@ def solve_box(
     lower, upper = bounds
     x = np.clip(x, lower, upper)
     g = f.gradient(x)[0]
+    tiny = multiplier_floor(g)
     near = NEAR * (1.0 + np.abs(x))
     system.at_lower = (x - lower <= near) & (g > tiny)
     system.at_upper = (upper - x <= near) & (g < -tiny)

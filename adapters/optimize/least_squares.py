@@ -26,8 +26,9 @@ class LeastSquares(ImplicitSolver):
     rules need the Hessian of ``½|r|²``, ``JᵀJ + Σ rᵢ ∇²rᵢ``, and its mixed part ``Jᵀ R_θ +
     Σ rᵢ ∂²rᵢ/∂x∂θ``: the second derivatives of ``r`` come from an optional
     ``hessian(self, x, theta)`` → ``(m, n, n), (m, n, p)``, or else from central
-    differences of the exact Jacobian with Richardson extrapolation (4n Jacobians; about
-    1e-12 relative on smooth functions, exactly zero for a residual linear in ``x``).
+    differences of the exact Jacobian extrapolated by Ridders' method (4 to 24 Jacobians
+    per ``x_j``; about 1e-12 relative on smooth functions of any scale, exactly zero for a
+    residual linear in ``x``).
 
     Parameters:
         residual: the Adapter ``r(x, θ)``.

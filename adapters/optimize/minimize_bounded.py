@@ -27,31 +27,32 @@ class MinimizeBounded(ImplicitSolver):
     """A strict local minimiser of ``objective(x, theta)`` subject to ``lower <= x <= upper``:
     ``x = MinimizeBounded(objective)(x0, theta, lower, upper)``.
 
-    ``objective`` is as for ``Minimize`` (signature ``"(n),(p)->()"``, exact gradients from
-    its ``backward``, second derivatives from its optional ``hessian(self, x, theta)`` or
-    from Richardson-extrapolated central differences of the gradient, about 1e-12
-    relative). ``lower`` and ``upper`` are (n,) arrays, ``-inf``/``inf`` for no bound, and
-    arguments like any other: the solution is differentiable in them.
+    ``objective`` is as for ``Minimize`` (signature ``"(n),(p)->()"``, exact gradients from its
+    ``backward``, second derivatives from its optional ``hessian(self, x, theta)`` or from
+    differences of the gradient extrapolated by Ridders' method, about 1e-12 relative, one-sided
+    at a bound: no step leaves the box). ``lower`` and ``upper`` are (n,) arrays,
+    ``-inf``/``inf`` for no bound, and arguments like any other: the solution is differentiable
+    in them.
 
     Parameters:
         objective: the Adapter ``f(x, θ)``.
         method: ``"L-BFGS-B"`` (the default), ``"TNC"``, ``"SLSQP"`` or ``"trust-constr"``
             (given the Hessian); tight default tolerances, overridden by ``options``.
         tol, options: passed to ``scipy.optimize.minimize``; ``options`` a tuple of (name,
-            value) pairs.
+            value) pairs; a ``tol`` replaces the default tolerances it sets in SciPy.
         on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
             ``x`` and every cotangent, instead of an ``OptimizeError``.
 
-    The active set is read from SciPy's answer: a variable within ``1e-4 * (1 + |x_i|)`` of
-    a bound with the gradient pushing outwards (``∂f/∂x_i`` beyond ``1.5e-8`` times the
-    scale ``max(1, max|∇ₓf(x0)|)``) is held there. Newton steps refine the free variables to
-    ``|∂f/∂x| <= 1e-10`` times the scale (SciPy's answer must already be within ``1e-4``);
-    a held variable whose gradient then turns inwards is released, a free one that left the
-    box is held, and the refinement repeats (at most 3 rounds). At the end a variable at a
-    bound with a gradient below ``1.5e-8`` times the scale is degenerate (a kink of the
-    solution map) and fails, and the Hessian on the free variables must be positive
-    definite. Otherwise an ``OptimizeError`` with SciPy's status and message. ``lower >
-    upper`` or NaN inputs fail the same way.
+    The active set is read from SciPy's answer: a variable within ``1e-4 * (1 + |x_i|)`` of a
+    bound with the gradient pushing outwards (``∂f/∂x_i`` beyond ``1.5e-8`` times ``max(1,
+    max|∇ₓf|)`` there) is held there. Newton steps refine the free variables to ``|∂f/∂x| <=
+    1e-10`` times the scale ``max(1, max|∇ₓf(x0)|)`` (SciPy's answer must already be within
+    ``1e-4``); a held variable whose gradient then turns inwards is released, a free one that
+    left the box is held, and the refinement repeats (at most 3 rounds). At the end a variable
+    at a bound with a gradient below that ``1.5e-8`` times ``max(1, max|∇ₓf|)`` is degenerate (a
+    kink of the solution map) and fails, and the Hessian on the free variables must be positive
+    definite. Otherwise an ``OptimizeError`` with SciPy's status and message. ``lower > upper``
+    or NaN inputs fail the same way.
 
     Derivatives by the implicit function theorem on the active set: held variables follow
     their bound (derivative 1 in it, 0 in ``theta``), free ones solve ``H_FF ẋ_F = -(∂²f/
@@ -90,7 +91,7 @@ class MinimizeBounded(ImplicitSolver):
         if (lower > upper).any():
             i = int(np.flatnonzero(lower > upper)[0])
             raise failure(f"the box is empty: lower[{i}] = {lower[i]} > upper[{i}] = {upper[i]}")
-        f = HostFunction(self.objective, theta)
+        f = HostFunction(self.objective, theta, box=(lower, upper))
         start = np.clip(x0, lower, upper)  # not every method starts inside on its own
         bounds = (lower, upper)
         result = run_minimize(f, start, self.method, self.tol, self.options, bounds)
