@@ -232,15 +232,23 @@ def solve(settings: Settings, dyn: Dynamics, y0: np.ndarray, ts: np.ndarray) -> 
     return ys
 
 
+_COUPLING_STEP = float(np.sqrt(np.finfo(np.float64).eps))
+"""Relative step of the one-sided differences for the coupling of ``S'`` to ``y``: half
+the digits, plenty for a Newton iteration matrix."""
+
+
 def solve_with_sensitivities(
     settings: Settings, dyn: Dynamics, y0: np.ndarray, ts: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """``y`` and ``S = ∂y/∂(y0, θ)`` at every time in ``ts``: ``(k, n)`` and ``(k, n, n+p)``.
 
     Integrates ``S' = ∂f/∂y S + [0, ∂f/∂θ]`` with ``y`` (error control on both), ``S``
-    stored transposed so that the Jacobian SciPy's implicit methods get is block diagonal
-    (``∂f/∂y`` repeated; the terms in ``∂²f`` are left out, which slows Newton's iteration
-    a little but changes nothing in the result).
+    stored transposed. The Jacobian SciPy's implicit methods get is ``∂f/∂y`` repeated on
+    the diagonal, and below it how ``S'`` moves with ``y`` (the terms in ``∂²f``), by
+    differences of ``S'`` in each ``y_k``: n more linearizations per Jacobian. Without them
+    Newton's iteration crept on stiff problems (Robertson's took 100,000 evaluations where
+    the plain solve takes 1,600); they change nothing in the result, only how fast Newton
+    gets there.
     """
     n, p = len(y0), len(dyn.theta)
     m = n + p
@@ -261,7 +269,22 @@ def solve_with_sensitivities(
         return np.concatenate([f, dst.ravel()])
 
     def jac(t: float, z: np.ndarray) -> Any:
-        return block_diagonal(dyn.jac_y(t, z[:n]), m + 1)
+        diagonal = block_diagonal(dyn.jac_y(t, z[:n]), m + 1)
+        base = fun(t, z)[n:]
+        coupling = np.empty((m * n, n))
+        for k in range(n):
+            step = _COUPLING_STEP * max(1.0, abs(z[k]))
+            moved = z.copy()
+            moved[k] += step
+            coupling[:, k] = (fun(t, moved)[n:] - base) / step
+        if not scipy.sparse.issparse(diagonal):
+            diagonal[n:, :n] = coupling
+            return diagonal
+        rows, columns = np.divmod(np.arange(m * n * n), n)
+        corner = scipy.sparse.csc_matrix(
+            (coupling.ravel(), (n + rows, columns)), shape=diagonal.shape
+        )
+        return (diagonal + corner).tocsc()
 
     z0 = np.concatenate([y0, st0.ravel()])
     values, _ = integrate(
