@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from _integrate_cases import BadGradient, Exponential, GaussianCosine, Reciprocal
 
+import jaxbridge as jb
 from jaxbridge.adapters.integrate import Quad
 
 INF = np.inf
@@ -68,6 +69,41 @@ def test_finite_limits_in_both_directions_and_forward_mode(dtype):
             for g, f, e in zip(grads, forward, expected):
                 np.testing.assert_allclose(g, e, rtol=tol)
                 np.testing.assert_allclose(f, e, rtol=tol)
+
+
+class Power(jb.Adapter):
+    """``x^θ``: integrable singularities at 0 (``θ > -1``) and slow tails (``θ < -1``)."""
+
+    signature = "(),(p)->()"
+
+    def forward(self, x, theta):
+        with np.errstate(divide="ignore"):  # inf at 0 (∂/∂a there, for the Leibniz rule)
+            return x ** theta[0]
+
+    def backward(self, res, g):
+        x, theta, f = res
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return None, np.array([g * f * np.log(x)])
+
+
+@pytest.mark.parametrize(
+    "theta, a, b, derivative",
+    [
+        (-0.5, 0.0, 1.0, -1 / 0.5**2),  # ∫_0^1 x^θ = 1/(θ+1): ∂/∂θ = -1/(θ+1)²
+        (-1.5, 1.0, INF, 1 / 0.5**2),  # ∫_1^∞ x^θ = -1/(θ+1): ∂/∂θ = 1/(θ+1)²
+    ],
+)
+def test_derivatives_of_integrals_that_quadpack_extrapolates(theta, a, b, derivative):
+    """The derivative's integrand (``x^θ log x``) is singular where the value's is: QUADPACK
+    settles the value in 50 subintervals by extrapolation, and the derivative's ``quad_vec``,
+    which bisects, was held to the same 50 and failed."""
+    with jax.enable_x64(True):
+        quad = Quad(Power())
+        t = jnp.array([theta])
+        np.testing.assert_allclose(quad(t, a, b), 1 / abs(theta + 1), rtol=1e-8)
+        np.testing.assert_allclose(jax.grad(quad)(t, a, b), [derivative], rtol=1e-8)
+        _, tangent = jax.jvp(lambda t: quad(t, a, b), (t,), (jnp.ones(1),))
+        np.testing.assert_allclose(tangent, derivative, rtol=1e-8)
 
 
 def test_vmap_and_jacrev_against_one_call_each():
