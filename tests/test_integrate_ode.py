@@ -333,6 +333,31 @@ def test_on_failure_nan_marks_only_the_failed_batch_element():
     np.testing.assert_allclose(grads[1, 0], 1 / 9, rtol=1e-5)  # d/dy0 of y0/(1 - y0 t)
 
 
+def test_a_nan_time_is_a_failed_solve_that_nan_marks_per_element():
+    """A NaN in ``ts`` is non-finite input, which ``on_failure="nan"`` turns into NaN for its
+    batch element alone (it raised, blaming the order of the times, for the whole batch)."""
+    solve = OdeSolve(Decay(), on_failure="nan", rtol=1e-10, atol=1e-12)
+    tss = jnp.array([[0.0, 1.0], [0.0, jnp.nan]])
+    got = jax.vmap(solve, (None, None, 0))(jnp.ones(2), jnp.array([0.5]), tss)
+    np.testing.assert_allclose(got[0], [[1.0, 1.0], [np.exp(-0.5)] * 2], rtol=1e-6)  # float32
+    assert np.isnan(got[1]).all()
+    with pytest.raises(RuntimeError, match=r"OdeSolve\.forward.*non-finite"):
+        OdeSolve(Decay())(jnp.ones(2), jnp.array([0.5]), tss[1])
+
+
+@pytest.mark.parametrize("sensitivity", ["adjoint", "forward"])
+def test_no_output_times_have_zero_derivatives(sensitivity):
+    """``ts`` empty: no output, so zero gradients and an empty tangent (the rules crashed)."""
+    solve = OdeSolve(Decay(), sensitivity=sensitivity)
+    y0, theta, ts = jnp.ones(2), jnp.array([0.5]), jnp.zeros(0)
+    assert solve(y0, theta, ts).shape == (0, 2)
+    grads = jax.grad(lambda y0, theta: solve(y0, theta, ts).sum(), (0, 1))(y0, theta)
+    np.testing.assert_array_equal(grads[0], [0.0, 0.0])
+    np.testing.assert_array_equal(grads[1], [0.0])
+    _, tangent = jax.jvp(lambda theta: solve(y0, theta, ts), (theta,), (jnp.ones(1),))
+    assert tangent.shape == (0, 2)
+
+
 def test_a_failed_adjoint_names_backward_and_is_never_a_start_value():
     solve = OdeSolve(BadDerivative(), method="RK45")  # the adjoint meets NaN before t = 0.5
 

@@ -167,7 +167,9 @@ class OdeSolve(jb.Adapter):
         args = (y0, theta, ts)
         g, ts64, ys64 = (np.asarray(a, np.float64) for a in (g, ts, ys))
         # a failed forward (NaN results) or a NaN cotangent: NaN gradients, no solves
-        if np.isfinite(ys64).all() and np.isfinite(g).all():
+        if not ts64.size:  # no output times, no output: nothing depends on the arguments
+            cts = tuple(np.zeros(a.shape) for a in args)
+        elif np.isfinite(ys64).all() and np.isfinite(g).all():
             dyn = Dynamics(self.rhs, np.asarray(theta, np.float64), ys.shape[-1])
             try:
                 if saved:
@@ -192,6 +194,8 @@ class OdeSolve(jb.Adapter):
             for t, a in zip(tangents, (y0, theta, ts))
         )
         ts64, ys64 = np.asarray(ts, np.float64), np.asarray(ys, np.float64)
+        if not ts64.size:
+            return np.zeros(ys.shape, ys.dtype)
         if not (np.isfinite(ys64).all() and np.isfinite(np.concatenate([dy0, dtheta, dts])).all()):
             return np.full(ys.shape, np.nan, ys.dtype)
         dyn = Dynamics(self.rhs, np.asarray(theta, np.float64), ys.shape[-1])
@@ -235,7 +239,9 @@ def _sensitivity_jvp(dyn, ts, ys, sens, dy0, dtheta, dts):
 
 
 def _checked_inputs(y0, theta, ts):
-    if ts.size and not np.all(np.diff(np.asarray(ts, np.float64)) > 0):
+    # (non-finite times are a failed solve, which on_failure="nan" turns into NaN: checked
+    # with y0 and theta)
+    if np.isfinite(ts).all() and not np.all(np.diff(np.asarray(ts, np.float64)) > 0):
         bad = int(np.flatnonzero(~(np.diff(np.asarray(ts, np.float64)) > 0))[0])
         raise ValueError(
             f"OdeSolve: argument 'ts' must be strictly increasing (the first entry is the "
