@@ -28,7 +28,8 @@ class Linear(jb.Adapter):
             (
                 None if dx is None else dx @ w,
                 None if dw is None else x @ dw,
-                None if db is None else db[..., None, :],
+                # (b's tangent is the same in every row: broadcast to the output's k rows)
+                None if db is None else jnp.repeat(db[..., None, :], x.shape[-2], axis=-2),
             )
         )
 

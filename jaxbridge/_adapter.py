@@ -189,9 +189,10 @@ class Adapter:
 
         ``res`` is what ``backward`` gets, ``(*inputs, *outputs, *residuals)``; ``tangents``
         has one entry per input, ``None`` where that input's tangent is zero. Return the
-        output's tangent shaped like it (a tuple if there are several outputs; ``None`` for
-        zero). With ``vectorized``, arrays carry leading batch axes that broadcast (a
-        tangent may have a batch where ``res`` has size 1: ``jacfwd`` makes one call).
+        output's tangent shaped like it (a tuple if there are several outputs, a tuple or
+        the tangent itself for one; ``None`` for zero). With ``vectorized``, arrays carry
+        leading batch axes that broadcast (a tangent may have a batch where ``res`` has size
+        1: ``jacfwd`` makes one call).
         """
         raise NotImplementedError(f"{type(self).__name__} defines no `jvp`.")
 
@@ -201,7 +202,9 @@ class Adapter:
         Override it to build the tangent from other bridged calls that have derivative
         rules of their own (as ``pullback`` does for the backward): then forward mode works
         to every order (``jacfwd(jacfwd(f))``). Same contract as ``jvp``, with JAX arrays
-        carrying the call's batch axes in front; it must be linear in ``tangents``.
+        carrying the call's batch axes in front; it must be linear in ``tangents``. A
+        tangent's batch axes may broadcast; its core axes must be the output's (broadcast
+        them yourself where the tangent is the same along one).
         """
         return host_pushforward(self, res, tangents)
 

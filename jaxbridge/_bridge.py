@@ -10,15 +10,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._host import RefusedType
 from ._operations import (
     Backward,
     Forward,
-    describe,
     floating,
     fully_linear,
     host_function,
     loop_of,
+    output_tangents,
     overrides,
     plan_of,
 )
@@ -77,12 +76,7 @@ def host_pushforward(adapter: Adapter, res: tuple[jax.Array, ...], tangents: tup
         for i, value in zip(given, values[n_res:]):
             host_tangents[i] = value
         got = adapter.jvp(tuple(values[:n_res]), tuple(host_tangents))
-        items = list(got) if isinstance(got, (tuple, list)) and n_out > 1 else [got]
-        if len(items) != n_out:
-            raise RefusedType(
-                f"{plan.owner}.jvp must return {n_out} output tangents (a tuple if there are "
-                f"several outputs), got {describe(got)}."
-            )
+        items = output_tangents(plan.owner, "jvp", got, n_out)
         return [
             np.zeros(o.shape, o.dtype) if t is None else t
             for t, o in zip(items, plan.outputs)

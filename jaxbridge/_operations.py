@@ -173,18 +173,11 @@ class TangentMap:
         res, tangents = self.split(args)
         got = self.adapter.pushforward(tuple(res), tuple(tangents))
         n_out = len(plan.outputs)
-        items = list(got) if isinstance(got, (tuple, list)) and n_out > 1 else [got]
-        if len(items) != n_out:
-            raise TypeError(
-                f"{plan.owner}.pushforward must return {n_out} output tangents (a tuple if "
-                f"there are several outputs), got {describe(got)}."
-            )
-        wanted = [t for t, o in zip(items, plan.outputs) if floating(o.dtype)]
+        items = output_tangents(plan.owner, "pushforward", got, n_out)
+        wanted = [(i, t) for i, (t, o) in enumerate(zip(items, plan.outputs)) if floating(o.dtype)]
         return [
-            jnp.zeros(s.shape, s.dtype)
-            if t is None
-            else jnp.broadcast_to(jnp.asarray(t), s.shape).astype(s.dtype)
-            for t, s in zip(wanted, specs)
+            jnp.zeros(s.shape, s.dtype) if t is None else _tangent(plan, i, t, s)
+            for (i, t), s in zip(wanted, specs)
         ]
 
     def jvp(self, primals, tangents):
@@ -387,6 +380,45 @@ def pullback(adapter: Adapter, plan: Plan, res: Sequence[Any], g: Sequence[jax.A
     return list(got)
 
 
+def output_tangents(owner: str, method: str, got: Any, n_out: int) -> list[Any]:
+    """The output tangents a ``jvp`` or ``pushforward`` returned, one per output: a tuple for
+    several outputs; for one, the tangent itself (or a tuple of it)."""
+    if isinstance(got, (tuple, list)) and (n_out > 1 or type(got) is tuple):
+        items = list(got)
+    else:
+        items = [got]
+    if len(items) != n_out:
+        raise RefusedType(
+            f"{owner}.{method} must return {n_out} output tangents (a tuple if there are "
+            f"several outputs), got {describe(got)}."
+        )
+    return items
+
+
+def _tangent(plan: Plan, index: int, t: Any, spec: jax.ShapeDtypeStruct) -> jax.Array:
+    """Output ``index``'s tangent from ``pushforward``, as ``spec``: leading batch axes may
+    broadcast (size 1 or missing), core axes must match, and it must be floating."""
+    t = jnp.asarray(t)
+    core = plan.outputs[index].shape
+    lead = len(spec.shape) - len(core)
+    padded = (1,) * (len(spec.shape) - t.ndim) + t.shape
+    if (
+        len(padded) != len(spec.shape)
+        or padded[lead:] != tuple(core)
+        or any(p not in (1, full) for p, full in zip(padded[:lead], spec.shape))
+    ):
+        raise ValueError(
+            f"{plan.owner}.pushforward: the tangent of output {index} has shape {t.shape}, "
+            f"expected {spec.shape}."
+        )
+    if not jnp.issubdtype(t.dtype, jnp.inexact):
+        raise TypeError(
+            f"{plan.owner}.pushforward: the tangent of output {index} has dtype {t.dtype}, "
+            f"expected a floating one ({spec.dtype})."
+        )
+    return jnp.broadcast_to(t, spec.shape).astype(spec.dtype)
+
+
 def shaped(plan: Plan, name: str, ct: Any, target: Linear) -> jax.Array | None:
     """A cotangent shaped like its argument: summed over axes the argument was broadcast
     along, cast to its dtype, varying over the same mesh axes."""
@@ -396,8 +428,8 @@ def shaped(plan: Plan, name: str, ct: Any, target: Linear) -> jax.Array | None:
         return vary_like(jnp.zeros(target.shape, target.dtype), target.varying)
     ct = jnp.asarray(ct)
     shape = target.shape
-    lead = ct.ndim - len(shape)
-    if lead < 0 or any(s != 1 and s != c for s, c in zip(shape, ct.shape[lead:])):
+    # (the argument has the call's loop axes already: a cotangent with more is wrong)
+    if ct.ndim != len(shape) or any(s != 1 and s != c for s, c in zip(shape, ct.shape)):
         raise ValueError(
             f"{plan.owner}: the cotangent of argument '{name}' has shape {ct.shape}, which "
             f"does not reduce to the argument's shape {shape}."

@@ -177,6 +177,71 @@ def test_backward_returning_wrong_shape_or_count(faulty):
         jax.grad(lambda x: faulty("backward_count")(x).sum())(jnp.ones(3))
 
 
+class CumulativeSum(jb.Adapter):
+    """``cumsum(x)`` with rules in JAX, which return what ``fault`` names."""
+
+    signature = "(n)->(n)"
+    vectorized = True
+    fault: str = "ok"
+
+    def forward(self, x):
+        return np.cumsum(x, axis=-1)
+
+    def pushforward(self, res, tangents):
+        (t,) = tangents
+        if self.fault == "core":  # broadcast, it would be wrong, not an error
+            return jnp.cumsum(t, axis=-1)[..., -1:]
+        if self.fault == "tuple":  # a one-element tuple for the one output: fine
+            return (jnp.cumsum(t, axis=-1),)
+        if self.fault == "integer":
+            return jnp.ones(t.shape, jnp.int32)
+        return jnp.cumsum(t, axis=-1)
+
+    def pullback(self, res, g):
+        total = jnp.cumsum(g[..., ::-1], axis=-1)[..., ::-1]
+        if self.fault == "lead":  # summed over the extra axis, it would be wrong
+            return (jnp.stack([total, total]),)
+        return (total,)
+
+
+def test_rules_in_jax_returning_wrong_shapes_are_refused_by_name():
+    """A pushforward's tangent and a pullback's cotangent are checked as the host rules'
+    are: a core shape that broadcast, or a leading axis that was summed, gave wrong
+    derivatives silently."""
+    x, t = jnp.arange(3.0), jnp.array([0.0, 1.0, 0.0])
+    assert jax.jvp(CumulativeSum(), (x,), (t,))[1].tolist() == [0.0, 1.0, 1.0]
+    assert jax.jvp(CumulativeSum("tuple"), (x,), (t,))[1].tolist() == [0.0, 1.0, 1.0]
+    with pytest.raises(
+        ValueError,
+        match=r"CumulativeSum.pushforward: the tangent of output 0 has shape \(1,\), expected "
+        r"\(3,\)",
+    ):
+        jax.jvp(CumulativeSum("core"), (x,), (t,))
+    with pytest.raises(TypeError, match=r"tangent of output 0 has dtype int32, expected a float"):
+        jax.jvp(CumulativeSum("integer"), (x,), (t,))
+    assert jax.grad(lambda x: CumulativeSum()(x) @ t)(x).tolist() == [1.0, 1.0, 0.0]
+    with pytest.raises(
+        ValueError,
+        match=r"CumulativeSum: the cotangent of argument 'x' has shape \(2, 3\), which does "
+        r"not reduce to the argument's shape \(3,\)",
+    ):
+        jax.grad(lambda x: CumulativeSum("lead")(x) @ t)(x)
+
+
+def test_a_host_jvp_may_return_a_one_element_tuple():
+    class Tripling(jb.Adapter):
+        signature = "(n)->(n)"
+        vectorized = True
+
+        def forward(self, x):
+            return 3 * x
+
+        def jvp(self, res, tangents):
+            return (3 * tangents[0],)
+
+    assert jax.jvp(Tripling(), (jnp.ones(2),), (jnp.ones(2),))[1].tolist() == [3.0, 3.0]
+
+
 @pytest.mark.parametrize("transform", [lambda f: f, jax.jit], ids=["eager", "jit"])
 def test_several_results_are_each_checked_and_cast_within_their_kind(transform):
     x = jnp.arange(3.0, dtype=jnp.float32)
