@@ -803,3 +803,36 @@ def test_readme_snippet_catches_a_wrong_backward():
 
 def test_jnp_inputs_are_accepted():
     check_adapter(Cube(), jnp.arange(3.0))
+
+
+class EnergyAndWave(jb.Adapter):
+    """``(100 |x|², sin x)``: two outputs two orders of magnitude apart. ``share`` scales
+    the part of the gradient that comes from the small one."""
+
+    signature = "(n)->(),(n)"
+    vectorized = True
+    share: float = 1.0
+
+    def forward(self, x):
+        return 100 * np.sum(x**2, -1), np.sin(x)
+
+    def backward(self, res, g):
+        x, _, _ = res
+        g_energy, g_wave = g
+        return (200 * x * g_energy[..., None] + self.share * g_wave * np.cos(x),)
+
+
+def test_catches_one_percent_in_the_share_of_a_small_output():
+    """In float32 the drawn cotangent of both outputs together gives a gradient whose
+    tolerance (1e-4 of its largest entry) hides a 1% error in the small output's share; the
+    check of each output alone does not."""
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    check_adapter(EnergyAndWave(), x)
+    message = _failure(EnergyAndWave(share=1.01), x)
+    assert "the gradient of argument 'x' through output 1 alone" in message
+    assert 0.005 < _off_by(message) < 0.02
+
+
+def test_passes_a_correct_adapter_on_an_empty_batch():
+    """A batch of size 0 is a valid call; the "specs" check took its element 0."""
+    check_adapter(Cube(), np.zeros((0,), np.float32))

@@ -18,8 +18,7 @@ Declared = Sequence[tuple[str, str, jax.ShapeDtypeStruct]]  # (label, declared b
 
 
 def check_specs(s: Subject) -> None:
-    core = tuple(a[(0,) * (a.ndim - r)] for a, r in zip(s.args, s.ranks))
-    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in core]
+    specs = [jax.ShapeDtypeStruct(a.shape[a.ndim - r :], a.dtype) for a, r in zip(s.args, s.ranks)]
     declared = [
         (f"output {i}", "output_specs", spec)
         for i, spec in enumerate(_specs(s.adapter.output_specs(*specs)))
@@ -37,12 +36,15 @@ def check_specs(s: Subject) -> None:
         )
     with_jvp = overrides(s.adapter, "jvp") and bool(s.wrt)
     tangents = s.tangents if with_jvp else None
-    core_cts = _core(s.cts, [r for r, o in zip(s.output_ranks, s.outputs) if floating(o.dtype)])
-    core_tangents = _core(tangents, [s.ranks[i] for i in s.wrt])
     # (where, arguments, loop shape, cotangents, tangents)
-    calls: list[tuple[str, tuple[np.ndarray, ...], tuple[int, ...], Any, Any]] = [
-        ("one unbatched call", core, (), core_cts, core_tangents),
-    ]
+    calls: list[tuple[str, tuple[np.ndarray, ...], tuple[int, ...], Any, Any]] = []
+    if all(0 not in a.shape[: a.ndim - r] for a, r in zip(s.args, s.ranks)):
+        # (an empty batch has no element to call alone)
+        core = tuple(a[(0,) * (a.ndim - r)] for a, r in zip(s.args, s.ranks))
+        out_ranks = [r for r, o in zip(s.output_ranks, s.outputs) if floating(o.dtype)]
+        core_cts = _core(s.cts, out_ranks)
+        core_tangents = _core(tangents, [s.ranks[i] for i in s.wrt])
+        calls.append(("one unbatched call", core, (), core_cts, core_tangents))
     if type(s.adapter).vectorized:
         loop = np.broadcast_shapes(*(a.shape[: a.ndim - r] for a, r in zip(s.stacked, s.ranks)))
         mask = s.layout.broadcast
