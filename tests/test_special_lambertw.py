@@ -41,6 +41,25 @@ def test_below_the_branch_point_is_nan():
     assert got.dtype == jnp.float64
 
 
+def test_values_and_derivatives_just_above_the_branch_point():
+    """From one ulp above -1/e to 1e-5 above: W to 1e-15 of 1 + W and W' to 1e-8 relative
+    against mpmath (SciPy's W was 4e-9 off one ulp above, and W' 20%); at the double
+    nearest -1/e (just below it), W = -1."""
+    inverse_e = np.exp(-1.0)
+    x = np.array([np.nextafter(-inverse_e, 0.0), -inverse_e + 1e-14, -inverse_e + 1e-10])
+    x = np.append(x, [-inverse_e + 1e-7, -inverse_e + 1e-5])
+    with jax.enable_x64(True):
+        w = np.asarray(lambertw(x))
+        slope = np.asarray(jax.vmap(jax.grad(lambertw))(x))
+        assert lambertw(-inverse_e) == -1.0
+    with mpmath.workdps(40):
+        exact = [mpmath.lambertw(mpmath.mpf(t)) for t in x]
+        one_plus = np.array([mp_float(1 + v) for v in exact])
+        slopes = [mp_float(mpmath.exp(-v) / (1 + v)) for v in exact]
+    np.testing.assert_allclose(1 + w, one_plus, rtol=0, atol=2.3e-16)  # 2 ulps of W near -1
+    np.testing.assert_allclose(slope, slopes, rtol=1e-8)
+
+
 def test_derivatives_match_mpmath():
     """W', W'', W''' by grad, grad of grad, jacfwd of jacfwd, hessian and a third order mix,
     under jit and vmap, against mpmath.diff at 30 digits; W'(0) = 1 exactly."""
