@@ -142,6 +142,28 @@ def test_slopes_stay_finite_at_extreme_shapes():
     np.testing.assert_allclose(slope, expected, rtol=1e-12)
 
 
+def test_the_exponential_quantile_at_zero_has_every_derivative():
+    """gammaincinv(1, p) = -log(1 - p): derivatives 1, 1, 2 at p = 0, where x = 0 and the
+    slope's x^(1-a) is 0^0 (its derivative came out 0/0 = NaN)."""
+    with jax.enable_x64(True):
+        d1 = jax.grad(gammaincinv, argnums=1)
+        d2 = jax.grad(d1, argnums=1)
+        d3 = jax.jacfwd(d2, argnums=1)
+        assert [float(f(1.0, 0.0)) for f in (gammaincinv, d1, d2, d3)] == [0.0, 1.0, 1.0, 2.0]
+
+
+def test_beta_quantiles_with_a_unit_shape_at_the_ends():
+    """betaincinv(1, 1, y) = y, (1, 2, y) = 1 - sqrt(1 - y), (2, 1, y) = sqrt(y): at y = 0
+    or 1 the slope's x^0 or (1 - x)^0 is 0^0, whose derivative came out NaN."""
+    cases = [((1.0, 1.0, 0.0), 1.0, 0.0), ((1.0, 1.0, 1.0), 1.0, 0.0)]
+    cases += [((1.0, 2.0, 0.0), 0.5, 0.25), ((2.0, 1.0, 1.0), 0.5, -0.25)]
+    with jax.enable_x64(True):
+        d1 = jax.grad(betaincinv, argnums=2)
+        d2 = jax.grad(d1, argnums=2)
+        for args, first, second in cases:
+            assert (float(d1(*args)), float(d2(*args))) == (first, second), args
+
+
 # ---------------------------------------------------------------- shape parameters
 
 

@@ -67,7 +67,7 @@ class Gammaincinv(jb.Adapter):
     def _slope(self, res):
         a, _, x, log_gamma = res
         a = a.astype(x.dtype)  # an integer a would reach xlogy's derivative as float0
-        return jnp.exp(log_gamma + xlogy(1 - a, x) + x)
+        return jnp.exp(log_gamma + _power(xlogy, 1 - a, x, 1.0) + x)
 
     def pullback(self, res, g):
         return None, g * self._slope(res)  # a: guarded by held_fixed, never reached
@@ -115,7 +115,7 @@ class Betaincinv(jb.Adapter):
     def _slope(self, res):
         a, b, _, x, log_beta = res
         a, b = a.astype(x.dtype), b.astype(x.dtype)  # integers would reach xlogy as float0
-        return jnp.exp(log_beta + xlogy(1 - a, x) + xlog1py(1 - b, -x))
+        return jnp.exp(log_beta + _power(xlogy, 1 - a, x, 1.0) + _power(xlog1py, 1 - b, -x, 0.0))
 
     def pullback(self, res, g):
         return None, None, g * self._slope(res)  # a, b: guarded by held_fixed
@@ -123,6 +123,14 @@ class Betaincinv(jb.Adapter):
     def pushforward(self, res, tangents):
         *_, dy = tangents
         return None if dy is None else dy * self._slope(res)
+
+
+def _power(xlog, c: jax.Array, x: jax.Array, neutral: float) -> jax.Array:
+    """``xlog(c, x)`` (``c log x`` or ``c log(1 + x)``), and exactly 0 where ``c = 0``, with
+    derivatives 0 there too: ``x^0`` is 1 even at ``x = 0``, where ``xlog``'s derivative
+    in ``x`` would be 0/0. ``neutral`` is any ``x`` where ``xlog`` is smooth."""
+    zero = c == 0
+    return jnp.where(zero, 0.0, xlog(c, jnp.where(zero, neutral, x)))
 
 
 gammaincinv = Gammaincinv()
