@@ -87,8 +87,9 @@ def gives_buffers(args: Sequence[jax.Array]) -> bool:
 
 def _dlpack_carries(arrays: Sequence[Any]) -> bool:
     """Whether DLPack can hand the host every array: NumPy's own dtypes, not the extension
-    types of ml_dtypes (bfloat16, float8, int4), which take pure_callback instead."""
-    return all(np.dtype(a.dtype).kind in "biufc" for a in arrays)
+    types of ml_dtypes (bfloat16, float8, int4), which take pure_callback instead. (Not by
+    kind: NumPy calls float8_e5m2 a kind "f".)"""
+    return all(np.dtype(a.dtype).isbuiltin == 1 for a in arrays)
 
 
 def _through_pure_callback(

@@ -88,3 +88,16 @@ def test_bfloat16_takes_pure_callback_and_is_computed_right():
     np.testing.assert_allclose(np.asarray(gb, np.float64), v, rtol=2e-2, atol=1e-2)
     expected_ga = -np.outer(v, np.linalg.solve(exact_a, exact_b))
     np.testing.assert_allclose(np.asarray(ga, np.float64), expected_ga, rtol=3e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float8_e5m2", "float8_e4m3fn"])
+def test_every_ml_dtypes_type_takes_pure_callback(dtype):
+    """Whatever kind NumPy gives them (float8_e5m2 says "f", bfloat16 "V"), ml_dtypes' types
+    cannot cross DLPack: under jit their calls compile to pure_callback, and compute."""
+    from jaxbridge.adapters import Doubling
+
+    x = jnp.asarray([0.5, 1.0, -1.5], dtype)
+    assert _callbacks(Doubling(), x) == ["xla_ffi_python_cpu_callback"]
+    y = jax.jit(Doubling())(x)
+    assert y.dtype == x.dtype
+    np.testing.assert_array_equal(np.asarray(y, np.float32), [1.0, 2.0, -3.0])
