@@ -203,3 +203,60 @@ def test_tol_reaches_scipy(method):
     assert np.abs(np.asarray(Cosh().backward((x, theta, None), 1.0)[0])).max() < 1e-9
     with pytest.raises(Exception, match="misses the optimality conditions"):
         Minimize(Cosh(), method=method, tol=0.1)(x0, theta)
+
+
+class Well(jb.Adapter):
+    """``-c exp(-(x₀ - 2)²) + (x₁ - t)²``: a deep well at x₀ = 2 (depth ``c``), and
+    ``x₁ = t`` free; held at x₀ = 1 its multiplier is ``2c / e``."""
+
+    signature = "(n),(p)->()"
+
+    def forward(self, x, theta):
+        c, t = theta
+        return -c * np.exp(-((x[0] - 2) ** 2)) + (x[1] - t) ** 2
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        c, t = theta
+        e = np.exp(-((x[0] - 2) ** 2))
+        return (
+            g * np.array([2 * c * (x[0] - 2) * e, 2 * (x[1] - t)]),
+            g * np.array([-e, -2 * (x[1] - t)]),
+        )
+
+
+class FirstIsOne(jb.Adapter):
+    signature = "(n),(p)->(m)"
+
+    def output_specs(self, x, theta):
+        return jax.ShapeDtypeStruct((1,), x.dtype)
+
+    def forward(self, x, theta):
+        return np.array([x[0] - 1.0])
+
+    def backward(self, res, g):
+        return np.array([g[0], 0.0]), np.zeros(2)
+
+
+class SecondNonnegative(FirstIsOne):
+    def forward(self, x, theta):
+        return np.array([x[1]])
+
+    def backward(self, res, g):
+        return np.array([0.0, g[0]]), np.zeros(2)
+
+
+@pytest.mark.parametrize("constrained", [False, True], ids=["box", "constraints"])
+def test_a_large_multiplier_does_not_make_a_free_neighbour_degenerate(constrained):
+    """x₀ held at 1 by a multiplier of 7e4; x₁ = 2e-5 is free, 2e-5 from its bound (or an
+    inactive inequality with c = 2e-5). A multiplier threshold used as a distance called x₁
+    "at its bound": the distance test is now to rounding of x."""
+    theta, x0 = jnp.array([1e5, 2e-5]), jnp.array([-2.0, 0.5])
+    if constrained:
+        solve = MinimizeConstrained(Well(), eq=FirstIsOne(), ineq=SecondNonnegative())
+        call = lambda t: solve(x0, t)  # noqa: E731
+    else:
+        lower, upper = jnp.array([-10.0, 0.0]), jnp.array([1.0, 10.0])
+        call = lambda t: MinimizeBounded(Well())(x0, t, lower, upper)  # noqa: E731
+    np.testing.assert_allclose(call(theta), [1.0, 2e-5], rtol=1e-12)
+    np.testing.assert_allclose(jax.jacfwd(call)(theta), [[0, 0], [0, 1]], atol=1e-12)

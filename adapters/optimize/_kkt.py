@@ -14,7 +14,14 @@ import scipy.linalg
 import scipy.optimize
 
 from ._functions import HostFunction
-from ._implicit import NEAR, failure, multiplier_floor, require_positive_definite, settle
+from ._implicit import (
+    MULTIPLIER,
+    NEAR,
+    failure,
+    multiplier_floor,
+    require_positive_definite,
+    settle,
+)
 
 ROUNDS = 3
 """How many times the active set may be corrected after refinement (a constraint judged
@@ -101,7 +108,8 @@ def solve_kkt(
     else:
         raise failure(f"{verdict}, but the active set could not be identified")
     x, mu, values = z[:n], z[n:], system.values(z[:n])
-    weak = inequality & ((system.active & (mu <= tiny)) | (~system.active & (values <= tiny)))
+    # active with no force, or inactive but at its limit (to rounding: c in its own units)
+    weak = inequality & ((system.active & (mu <= tiny)) | (~system.active & (values <= MULTIPLIER)))
     if weak.any():
         j = int(np.flatnonzero(weak)[0])
         raise failure(

@@ -11,7 +11,14 @@ from typing import Protocol
 
 import numpy as np
 
-from ._implicit import NEAR, failure, multiplier_floor, require_positive_definite, settle
+from ._implicit import (
+    MULTIPLIER,
+    NEAR,
+    failure,
+    multiplier_floor,
+    require_positive_definite,
+    settle,
+)
 
 ROUNDS = 3
 """How many times the active set may be corrected after refinement."""
@@ -105,7 +112,9 @@ def solve_box(
     else:
         raise failure(f"{verdict}, but the active set could not be identified")
     held = system.at_lower | system.at_upper
-    weak = (held & (np.abs(g) <= tiny)) | (~held & ((x - lower <= tiny) | (upper - x <= tiny)))
+    # held with no force, or free but at the bound (to rounding: a distance, not a force)
+    close = MULTIPLIER * (1 + np.abs(x))
+    weak = (held & (np.abs(g) <= tiny)) | (~held & ((x - lower <= close) | (upper - x <= close)))
     if weak.any():
         i = int(np.flatnonzero(weak)[0])
         raise failure(
