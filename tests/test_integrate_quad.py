@@ -106,6 +106,30 @@ def test_derivatives_of_integrals_that_quadpack_extrapolates(theta, a, b, deriva
         np.testing.assert_allclose(tangent, derivative, rtol=1e-8)
 
 
+class Wave(jb.Adapter):
+    """``θ₀ sin x + θ₁``: over a period, ``∂/∂θ₀`` integrates to exactly 0."""
+
+    signature = "(),(p)->()"
+
+    def forward(self, x, theta):
+        return theta[0] * np.sin(x) + theta[1]
+
+    def backward(self, res, g):
+        x, _, _ = res
+        return None, g * np.array([np.sin(x), 1.0])
+
+
+def test_a_derivative_component_that_integrates_to_zero_with_no_absolute_target():
+    """``epsabs = 0``: the derivative's error target is relative to the whole gradient, so a
+    component that cancels to 0 does not fail it (integrated alone, it cannot meet it)."""
+    with jax.enable_x64(True):
+        quad = Quad(Wave(), epsabs=0.0)
+        theta = jnp.array([1.0, 1.0])
+        np.testing.assert_allclose(
+            jax.grad(quad)(theta, 0.0, 2 * np.pi), [0, 2 * np.pi], atol=1e-12
+        )
+
+
 def test_vmap_and_jacrev_against_one_call_each():
     with jax.enable_x64(True):
         quad = Quad(GaussianCosine())
