@@ -150,3 +150,27 @@ def test_a_cotangent_of_the_wrong_shape_is_refused_by_name(gradient, adapter, wh
         match=who + r": the cotangent of 'theta' has shape \(.*1,?\), expected \(.*2,?\)",
     ):
         gradient(adapter)
+
+
+class DecayWithTupleJvp(Decay):
+    """``Decay`` whose host ``jvp`` returns its one tangent in a tuple, as the bridge
+    accepts."""
+
+    def jvp(self, res, tangents):
+        _, y, theta, _ = res
+        _, dy, dtheta = tangents
+        total = np.zeros_like(y)
+        if dy is not None:
+            total = total - theta[..., :1] * dy
+        if dtheta is not None:
+            total = total - dtheta[..., :1] * y + dtheta[..., 1:]
+        return (total,)
+
+
+def test_a_host_jvp_returning_a_tuple_is_accepted_inside_odesolve():
+    """jacfwd through ``OdeSolve`` uses the rhs's own ``jvp``: y(1) = θ₁/θ₀ + (1 - θ₁/θ₀)
+    e^{-θ₀} at θ = (1, 1/2), y0 = 1."""
+    solve = OdeSolve(DecayWithTupleJvp(), rtol=1e-10, atol=1e-12, sensitivity="adjoint")
+    got = jax.jacfwd(lambda t: solve(jnp.array([1.0]), t, jnp.array([0.0, 1.0]))[-1, 0])(THETA)
+    e = np.exp(-1.0)
+    np.testing.assert_allclose(got, [-0.5 + 0.5 * e - 0.5 * e, 1 - e], rtol=1e-7)

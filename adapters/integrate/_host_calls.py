@@ -145,6 +145,8 @@ class HostFunction:
         Jacobians (``size`` backward calls)."""
         if overrides(self.adapter, "jvp"):
             out = self.adapter.jvp(self._res(args), tuple(tangents))
+            if type(out) is tuple and len(out) == 1:  # (one output: a tuple of it is fine)
+                (out,) = out
             return checked(self._who("jvp"), "the tangent", out, self.shape)
         total = np.zeros(self.size)
         for jacobian, t in zip(self.jacobians(args), tangents, strict=True):
