@@ -30,9 +30,9 @@ class MinimizeBounded(ImplicitSolver):
     ``objective`` is as for ``Minimize`` (signature ``"(n),(p)->()"``, exact gradients from its
     ``backward``, second derivatives from its optional ``hessian(self, x, theta)`` or from
     differences of the gradient extrapolated by Ridders' method, about 1e-12 relative, one-sided
-    at a bound: no step leaves the box). ``lower`` and ``upper`` are (n,) arrays,
-    ``-inf``/``inf`` for no bound, and arguments like any other: the solution is differentiable
-    in them.
+    at a bound: no step leaves the box, unless it has no room, ``lower_j = upper_j``). ``lower``
+    and ``upper`` are (n,) arrays, ``-inf``/``inf`` for no bound, and arguments like any other:
+    the solution is differentiable in them.
 
     Parameters:
         objective: the Adapter ``f(x, θ)``.
