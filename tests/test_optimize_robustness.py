@@ -260,3 +260,30 @@ def test_a_large_multiplier_does_not_make_a_free_neighbour_degenerate(constraine
         call = lambda t: MinimizeBounded(Well())(x0, t, lower, upper)  # noqa: E731
     np.testing.assert_allclose(call(theta), [1.0, 2e-5], rtol=1e-12)
     np.testing.assert_allclose(jax.jacfwd(call)(theta), [[0, 0], [0, 1]], atol=1e-12)
+
+
+class ThetaIsOne(jb.Adapter):
+    """``θ₀ - 1``, whatever ``x``: an equality on the parameters alone."""
+
+    signature = "(n),(p)->(m)"
+
+    def output_specs(self, x, theta):
+        return jax.ShapeDtypeStruct((1,), theta.dtype)
+
+    def forward(self, x, theta):
+        return np.array([theta[0] - 1.0])
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        return np.zeros_like(x), np.array([g[0], 0.0])
+
+
+def test_an_empty_x_still_answers_for_its_constraints():
+    """No unknowns, but an equality of the parameters: it holds (an empty answer) or it
+    does not (an error, or NaN on request), never an empty answer regardless."""
+    solve = MinimizeConstrained(Sum(), eq=ThetaIsOne())
+    assert solve(jnp.zeros(0), jnp.array([1.0, 2.0])).shape == (0,)
+    with pytest.raises(Exception, match="x is empty, and the eq constraints do not hold"):
+        solve(jnp.zeros(0), jnp.array([0.0, 2.0]))
+    nan = MinimizeConstrained(Sum(), eq=ThetaIsOne(), on_failure="nan")
+    assert nan(jnp.zeros(0), jnp.array([0.0, 2.0])).shape == (0,)

@@ -228,15 +228,19 @@ class ImplicitSolver(jb.Adapter):
         dtype = float_dtype(x0, theta, *bounds)
         return jax.ShapeDtypeStruct((k, k), dtype), jax.ShapeDtypeStruct((k, q), dtype)
 
+    def _nothing_to_solve(self, x0, theta, *bounds):
+        """An empty ``x``: there is nothing to solve for, and it moves with nothing."""
+        k, q = self._sizes(x0, theta)
+        return np.zeros(0), np.eye(k), np.zeros((k, q))
+
     def _forward(self, *args):
         dtype = np.result_type(*args, np.float32)
         n = args[0].shape[-1]
         k, q = self._sizes(args[0], args[1])
         try:
-            if n == 0:  # nothing to solve for, and an empty x moves with nothing
-                x, jz, jq = np.zeros(0), np.eye(k), np.zeros((k, q))
-            else:
-                x, jz, jq = self._solve(*(np.asarray(a, np.float64) for a in args))
+            args64 = [np.asarray(a, np.float64) for a in args]
+            solve = self._nothing_to_solve if n == 0 else self._solve
+            x, jz, jq = solve(*args64)
         except OptimizeError:
             if getattr(self, "on_failure") != "nan":
                 raise

@@ -8,7 +8,7 @@ import scipy.optimize
 import jaxbridge as jb
 
 from ._functions import HostFunction, check_user
-from ._implicit import ImplicitSolver, finite_inputs, outcome
+from ._implicit import TIGHT, ImplicitSolver, failure, finite_inputs, outcome
 from ._kkt import KKTSystem, solve_kkt
 from ._minimizing import run_minimize
 
@@ -107,6 +107,16 @@ class MinimizeConstrained(ImplicitSolver):
         system = KKTSystem(f, constraints, sizes, n, p)
         x = np.asarray(result.x, np.float64)
         return solve_kkt(system, x, x0, equalities, verdict, result.success)
+
+    def _nothing_to_solve(self, x0, theta):
+        """An empty ``x``: the constraints, functions of ``theta`` alone, hold or do not."""
+        for kind, c in (("eq", self.eq), ("ineq", self.ineq)):
+            if c is not None:
+                values = HostFunction(c, theta)(x0)
+                missed = np.abs(values) if kind == "eq" else -values
+                if values.size and not missed.max() <= TIGHT * max(1.0, np.abs(values).max()):
+                    raise failure(f"x is empty, and the {kind} constraints do not hold: {values!r}")
+        return super()._nothing_to_solve(x0, theta)
 
 
 def _scipy_constraints(method, kinds, constraints):
