@@ -51,3 +51,17 @@ def checked(
     if not fits:
         raise ValueError(f"{who}: {what} has shape {array.shape}, expected {shape}.")
     return np.broadcast_to(array.astype(np.float64, copy=False), shape)
+
+
+def cotangent(
+    who: str,
+    adapter: jb.Adapter,
+    index: int,
+    value: object,
+    shape: tuple[int, ...],
+    stacked: int = 0,
+) -> np.ndarray:
+    """``checked`` for the cotangent of argument ``index`` that ``adapter.backward`` returned
+    (``who`` names the adapter in errors)."""
+    name = argument_names(adapter)[index]
+    return checked(f"{who}.backward", f"the cotangent of '{name}'", value, shape, stacked)

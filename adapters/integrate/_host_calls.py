@@ -16,7 +16,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._host_cotangents import argument_names, checked
+from .._host_cotangents import checked, cotangent
 
 
 def check_positive(owner: str, name: str, value: object, allow_zero: bool = False) -> None:
@@ -89,14 +89,9 @@ class HostFunction:
             )
         return out
 
-    def _who(self, method: str) -> str:
-        return f"{self.role} {type(self.adapter).__name__}.{method}"
-
-    def _cotangent(
-        self, i: int, value: object, shape: tuple[int, ...], stacked: int = 0
-    ) -> np.ndarray:
-        name = argument_names(self.adapter)[i]
-        return checked(self._who("backward"), f"the cotangent of '{name}'", value, shape, stacked)
+    @property
+    def _who(self) -> str:
+        return f"{self.role} {type(self.adapter).__name__}"
 
     def _needs(self, method: str, purpose: str) -> None:
         if not overrides(self.adapter, method):
@@ -110,7 +105,8 @@ class HostFunction:
         self._needs("backward", "a gradient")
         cts = self.adapter.backward(self._res(args), np.asarray(g, np.float64))
         return [
-            self._cotangent(i, c, a.shape) for i, (c, a) in enumerate(zip(cts, args, strict=True))
+            cotangent(self._who, self.adapter, i, c, a.shape)
+            for i, (c, a) in enumerate(zip(cts, args, strict=True))
         ]
 
     def linearize(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -125,12 +121,12 @@ class HostFunction:
             stacked = tuple(np.broadcast_to(r, (self.size, *np.shape(r))) for r in res)
             cts = self.adapter.backward(stacked, units)
             return value, [
-                np.array(self._cotangent(i, c, (self.size, *a.shape), 1))
+                np.array(cotangent(self._who, self.adapter, i, c, (self.size, *a.shape), 1))
                 for i, (c, a) in enumerate(zip(cts, args, strict=True))
             ]
         rows = [self.adapter.backward(res, unit) for unit in units]
         return value, [
-            np.stack([self._cotangent(i, row[i], a.shape) for row in rows])
+            np.stack([cotangent(self._who, self.adapter, i, row[i], a.shape) for row in rows])
             if rows
             else np.zeros((0, *a.shape))
             for i, a in enumerate(args)
@@ -147,7 +143,7 @@ class HostFunction:
             out = self.adapter.jvp(self._res(args), tuple(tangents))
             if type(out) is tuple and len(out) == 1:  # (one output: a tuple of it is fine)
                 (out,) = out
-            return checked(self._who("jvp"), "the tangent", out, self.shape)
+            return checked(f"{self._who}.jvp", "the tangent", out, self.shape)
         total = np.zeros(self.size)
         for jacobian, t in zip(self.jacobians(args), tangents, strict=True):
             if t is not None:

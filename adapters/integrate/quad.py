@@ -101,7 +101,25 @@ class Quad(jb.Adapter):
             def f(x: float) -> float:
                 return float(host.value(np.asarray(x, np.float64), theta64))
 
-            value = self._quadpack(f, a64, b64, "the integral")
+            got = scipy.integrate.quad(
+                f,
+                float(a64),
+                float(b64),
+                epsabs=self.epsabs,
+                epsrel=self.epsrel,
+                limit=self.limit,
+                full_output=1,
+            )
+            value, error = got[0], got[1]
+            if len(got) > 3:  # QUADPACK's ier > 0: the message comes fourth
+                raise failure(f"QUADPACK did not reach the error target: {got[3]}")
+            if not np.isfinite(value):
+                raise failure(f"the integral is not finite ({value})")
+            if error > max(self.epsabs, self.epsrel * abs(value)):
+                raise failure(
+                    f"QUADPACK's error estimate {error:.3g} is above the target max(epsabs, "
+                    f"epsrel |value|) = {max(self.epsabs, self.epsrel * abs(value)):.3g}"
+                )
         except IntegrationFailure:
             if self.on_failure != "nan":
                 raise
@@ -136,30 +154,6 @@ class Quad(jb.Adapter):
             if t is not None:
                 total += float(np.sum(d * np.asarray(t, np.float64)))
         return np.asarray(total, value.dtype)
-
-    def _quadpack(self, f, a: np.ndarray, b: np.ndarray, what: str) -> float:
-        """``∫_a^b f`` by QUADPACK to this adapter's targets, or an ``IntegrationFailure``
-        saying how ``what`` missed them."""
-        got = scipy.integrate.quad(
-            f,
-            float(a),
-            float(b),
-            epsabs=self.epsabs,
-            epsrel=self.epsrel,
-            limit=self.limit,
-            full_output=1,
-        )
-        value, error = got[0], got[1]
-        if len(got) > 3:  # QUADPACK's ier > 0: the message comes fourth
-            raise failure(f"QUADPACK did not reach the error target for {what}: {got[3]}")
-        if not np.isfinite(value):
-            raise failure(f"{what} is not finite ({value})")
-        if error > max(self.epsabs, self.epsrel * abs(value)):
-            raise failure(
-                f"QUADPACK's error estimate {error:.3g} for {what} is above the target "
-                f"max(epsabs, epsrel |value|) = {max(self.epsabs, self.epsrel * abs(value)):.3g}"
-            )
-        return value
 
     def _derivatives(self, theta, a, b, value):
         """``(∫ ∂f/∂θ dx, -f(a), f(b))``, with 0 for an infinite limit; NaN throughout if

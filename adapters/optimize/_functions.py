@@ -17,7 +17,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._host_cotangents import argument_names, checked
+from .._host_cotangents import argument_names, cotangent
 
 FD_STEP = float(np.finfo(np.float64).eps) ** (1 / 5)
 """The first, largest step of the differences that derive second derivatives from exact
@@ -95,18 +95,17 @@ class HostFunction:
         if self.adapter.vectorized:
             res = tuple(np.broadcast_to(a, (k, *a.shape)) for a in (x, self.theta, out, *extras))
             gx, gt = self.adapter.backward(res, gs)[:2]
-            return out, self._cotangent(0, gx, (k, n), 1), self._cotangent(1, gt, (k, p), 1)
+            return (
+                out,
+                cotangent(self.name, self.adapter, 0, gx, (k, n), 1),
+                cotangent(self.name, self.adapter, 1, gt, (k, p), 1),
+            )
         gxs, gts = np.empty((k, n)), np.empty((k, p))
         for i, g in enumerate(gs):
             gx, gt = self.adapter.backward((x, self.theta, out, *extras), np.asarray(g))[:2]
-            gxs[i], gts[i] = self._cotangent(0, gx, (n,)), self._cotangent(1, gt, (p,))
+            gxs[i] = cotangent(self.name, self.adapter, 0, gx, (n,))
+            gts[i] = cotangent(self.name, self.adapter, 1, gt, (p,))
         return out, gxs, gts
-
-    def _cotangent(
-        self, i: int, value: object, shape: tuple[int, ...], stacked: int = 0
-    ) -> np.ndarray:
-        name = argument_names(self.adapter)[i]
-        return checked(f"{self.name}.backward", f"the cotangent of '{name}'", value, shape, stacked)
 
     def value_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """Of a scalar objective, for SciPy: ``(f, ∂f/∂x)`` from one forward and one
