@@ -8,13 +8,13 @@ wrong derivative without a word: a cotangent of shape ``(1,)`` for a parameter o
 
 from __future__ import annotations
 
-import functools
 import inspect
 from typing import Any
 
 import numpy as np
 
 import jaxbridge as jb
+from jaxbridge._caches import per_object
 
 
 def argument_names(adapter: jb.Adapter) -> list[str]:
@@ -22,7 +22,7 @@ def argument_names(adapter: jb.Adapter) -> list[str]:
     return _names(type(adapter).forward)
 
 
-@functools.cache
+@per_object
 def _names(forward: Any) -> list[str]:
     # (cached: these checks run on every call SciPy makes, and inspect takes 9 µs)
     return list(inspect.signature(forward).parameters)[1:]

@@ -6,7 +6,10 @@ calls JAX can deadlock).
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
+import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -282,8 +285,10 @@ def run_batched(
         outs = [np.empty(b + core, dtype) for b, (core, dtype) in zip(own, results)]
     unbatched = [()] * len(results)
 
-    def run(indices: Sequence[tuple[int, ...]]) -> None:
+    def run(indices: Sequence[tuple[int, ...]], stop: threading.Event | None = None) -> None:
         for index in indices:
+            if stop is not None and stop.is_set():
+                return  # another element failed: the call raises its error
             elements = [a[batch_element(index, b)] for a, b in zip(arrays, batches)]
             # (the Ellipsis keeps a scalar element a writeable 0-d view)
             views = [out[(*batch_element(index, b), ...)] for out, b in zip(outs, own)]
@@ -297,16 +302,54 @@ def run_batched(
 
     indices = list(np.ndindex(*batch))
     if threads > 1 and len(indices) > 1:
-        chunks = [indices[i::threads] for i in range(threads)]
-        list(_pool().map(run, chunks))  # list() re-raises the first error
+        share(run, [indices[i::threads] for i in range(threads)])
     else:
         run(indices)
     return outs
 
 
+def share(
+    run: Callable[[Sequence[tuple[int, ...]], threading.Event], None],
+    chunks: Sequence[Sequence[tuple[int, ...]]],
+) -> None:
+    """``run`` each chunk on its own thread (the first on this one); return only when every
+    one has stopped, then raise the first error.
+
+    The workers write into XLA's result buffers, which XLA frees (or hands to other arrays)
+    as soon as the host call returns: returning at the first error while another worker is
+    still computing would let it write into freed memory. So an error stops the others at
+    their next element and waits for them. A chunk no thread has started yet runs here: a
+    wait on a pool whose threads are all waiting (nested calls) would never end.
+    """
+    stop = threading.Event()
+    errors: list[BaseException | None] = [None] * len(chunks)
+
+    def work(i: int) -> None:
+        try:
+            run(chunks[i], stop)
+        except BaseException as error:
+            errors[i] = error
+            stop.set()
+
+    futures = [_pool().submit(work, i) for i in range(1, len(chunks))]
+    work(0)
+    for i, future in enumerate(futures, start=1):
+        if future.cancel():
+            work(i)
+    concurrent.futures.wait(futures)
+    error = next((e for e in errors if e is not None), None)
+    if error is not None:
+        raise error
+
+
 @functools.cache
 def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(thread_name_prefix="jaxbridge-host")
+
+
+# A child forked after the pool was used inherits it without its threads: a host call
+# there would wait forever for work they never take. The child starts a pool of its own.
+os.register_at_fork(after_in_child=_pool.cache_clear)
 
 
 def _checked(

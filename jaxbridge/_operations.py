@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._caches import per_object
 from ._host import (
     Compute,
     HostFunction,
@@ -350,15 +351,22 @@ class Backward:
 
 def plan_of(adapter: Adapter, args: Sequence[Any]) -> Plan:
     """The plan of a call on ``args`` (avals, arrays or ``Linear`` markers), cached."""
-    key = tuple((tuple(a.shape), np.dtype(a.dtype)) for a in args)
-    return _plan(adapter, key, x64_mode())
+    # (the 64-bit mode is part of the key: declared dtypes are canonicalized in it)
+    key = (tuple((tuple(a.shape), np.dtype(a.dtype)) for a in args), x64_mode())
+    plans = _plans(adapter)
+    try:
+        return plans[key]
+    except KeyError:
+        specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in key[0]]
+        plan = plans[key] = make_plan(adapter, arg_names(type(adapter)), specs)
+        return plan
 
 
-@functools.lru_cache(maxsize=4096)
-def _plan(adapter: Adapter, key: tuple, x64: bool) -> Plan:
-    del x64  # part of the key: the declared dtypes are canonicalized in the mode of the day
-    specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in key]
-    return make_plan(adapter, arg_names(type(adapter)), specs)
+@per_object
+def _plans(adapter: Adapter) -> dict[tuple, Plan]:
+    """The plans of ``adapter``'s calls, by argument shapes and dtypes: kept while the
+    adapter is (a large parameter, as ``SparseSolve``'s pattern, goes with it)."""
+    return {}
 
 
 def loop_of(args: Sequence[Any], core_ranks: Sequence[int]) -> tuple[int, ...]:

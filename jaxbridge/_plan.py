@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
+from ._caches import per_object
 from ._signature import bind_dims, parse
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def _declared(owner: str, method: str, specs: object) -> tuple[jax.ShapeDtypeStr
     return tuple(out)
 
 
-@functools.cache
+@per_object
 def arg_names(cls: type) -> tuple[str, ...]:
     """The names of ``cls.forward``'s arguments, checked against its signature."""
     owner = cls.__name__
@@ -156,7 +156,7 @@ def writes_out(cls: type) -> bool:
     return _takes_out(cls.forward)  # (per function: a forward replaced later is read anew)
 
 
-@functools.cache
+@per_object
 def _takes_out(forward: Callable[..., Any]) -> bool:
     parameter = inspect.signature(forward).parameters.get("out")
     return parameter is not None and parameter.kind is parameter.KEYWORD_ONLY

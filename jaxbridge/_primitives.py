@@ -18,15 +18,16 @@ rules here only translate between that plain description and JAX's interpreters:
   and the same operation bound again, so one ``vmap``, nested or not, makes one host call.
 
 Tested on jax 0.10.2 (Python 3.11) and 0.12.0.1 (Python 3.12), the two ends that CI runs;
-everything below exists unchanged across that range, so nothing is chosen by version. JAX
-internals used (``jax.extend`` has no compatibility promise; when JAX moves, this file
-changes, feature-detecting what differs, never parsing version strings): ``jax.extend.core.Primitive``; ``jax.interpreters.ad`` (``Zero``,
-``UndefinedPrimal``, ``primitive_jvps``, ``primitive_transposes``);
-``jax.interpreters.batching.primitive_batchers``; ``jax.interpreters.mlir`` (``lower_fun``,
-``register_lowering``); avals' ``mat.varying``, ``update`` and ``to_tangent_aval``. For the
-CPU host callback (``host_buffers``): ``jax._src.ffi.ffi_lowering``, the lowering context's
-``module_context.add_host_callback`` and ``host_callbacks``, and XLA's custom-call target
-``xla_buffer_python_cpu_callback``: what ``jax.experimental.buffer_callback`` lowers to.
+everything below exists unchanged across that range, so nothing is chosen by version (when
+JAX moves, this file changes, feature-detecting what differs, never parsing versions).
+JAX internals used (``jax.extend`` has no compatibility promise): ``jax.extend.core.Primitive``;
+``jax.interpreters.ad`` (``Zero``, ``UndefinedPrimal``, ``primitive_jvps``,
+``primitive_transposes``); ``jax.interpreters.batching.primitive_batchers``;
+``jax.interpreters.mlir`` (``lower_fun``, ``register_lowering``); avals' ``mat.varying``,
+``update`` and ``to_tangent_aval``. For the CPU host callback (``host_buffers``):
+``jax._src.ffi.ffi_lowering``, the lowering context's ``module_context.add_host_callback``
+and ``host_callbacks``, and XLA's custom-call target ``xla_buffer_python_cpu_callback``:
+what ``jax.experimental.buffer_callback`` lowers to.
 """
 
 from __future__ import annotations

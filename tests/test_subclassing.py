@@ -355,7 +355,8 @@ def test_threaded_host_loop_matches_and_uses_the_pool():
         xs = jnp.asarray(np.random.default_rng(4).normal(size=(16, 3)))
         got = jax.jit(jax.vmap(jax.grad(_loss(Recording()))))(xs)
         assert_close(got, jax.vmap(jax.grad(_loss(_reference)))(xs))
-    assert len(seen) == 2 and all(name.startswith("jaxbridge-host") for name in seen)
+    # two threads: the calling one takes the first share, a pool thread the other
+    assert len(seen) == 2 and sum(name.startswith("jaxbridge-host") for name in seen) == 1
 
 
 class Scale(jb.Adapter):
