@@ -103,16 +103,20 @@ def _adapter_holding(big: np.ndarray) -> jb.Adapter:
     return Scaled()
 
 
+def _use(adapter: jb.Adapter) -> float:
+    x = jnp.ones(3)
+    jax.jit(adapter)(x)
+    jax.grad(lambda x: adapter(x).sum())(x)
+    return float(adapter(x)[0])
+
+
 def test_adapters_made_at_run_time_are_freed_with_what_they_hold():
     held = []
     for i in range(10):
         big = np.full(1000, float(i))
         held.append(weakref.ref(big))
-        adapter, x = _adapter_holding(big), jnp.ones(3)
-        assert float(adapter(x)[0]) == i
-        jax.jit(adapter)(x)
-        jax.grad(lambda x: adapter(x).sum())(x)
-        del big, adapter
+        assert _use(_adapter_holding(big)) == i
+        del big
     jax.clear_caches()  # drops the compiled programs, which hold their adapters
     gc.collect()
     assert [r() for r in held] == [None] * 10
