@@ -118,21 +118,28 @@ class Adapter:
                     f"{cls.__name__}: write `{name} = ...` without a type annotation; it is "
                     "a class setting, not a constructor parameter."
                 )
+        threads = vars(cls).get("threads", 1)
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise TypeError(
+                f"{cls.__name__}: `threads` must be a whole number of at least 1, got {threads!r}."
+            )
         dataclasses.dataclass(frozen=True)(cls)
         init = cls.__init__
 
         @functools.wraps(init)
         def checked_init(self: Any, *args: Any, **kwargs: Any) -> None:
-            init(self, *args, **kwargs)
-            for field in dataclasses.fields(self):
-                try:
-                    hash(getattr(self, field.name))
-                except TypeError:
+            try:
+                init(self, *args, **kwargs)
+            except TypeError:
+                if any(isinstance(a, (jax.Array, np.ndarray)) for a in args):
                     raise TypeError(
-                        f"{type(self).__name__}: parameter '{field.name}' must be hashable "
-                        f"(static parameters are part of the adapter's identity), got "
-                        f"{type(getattr(self, field.name)).__name__}. Pass a tuple instead."
+                        f"{type(self).__name__}(...) makes the adapter from its static "
+                        f"parameters; to call it on arrays, call an instance: "
+                        f"{type(self).__name__}()(x), or jax.jit({type(self).__name__}())."
                     ) from None
+                raise
+            for field in dataclasses.fields(self):
+                _check_parameter(type(self).__name__, field.name, getattr(self, field.name))
 
         setattr(cls, "__init__", checked_init)  # not `cls.__init__ = `: type checkers keep
         # the dataclass signature for the constructor
@@ -241,3 +248,25 @@ class Adapter:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return call(self, args, kwargs)
+
+
+def _check_parameter(owner: str, name: str, value: object) -> None:
+    """A static parameter is part of the adapter's identity: hashable, never traced."""
+    if isinstance(value, jax.core.Tracer):
+        raise TypeError(
+            f"{owner}: parameter '{name}' got a traced value (under jit, grad or vmap), but it "
+            f"is a static parameter, fixed when a call is traced. To differentiate in it or "
+            f"vary it, make it an array argument of forward (and of the signature) instead."
+        )
+    try:
+        hash(value)
+    except TypeError:
+        advice = (
+            "Pass it as an array argument of forward instead, or as a tuple"
+            if isinstance(value, (np.ndarray, jax.Array))
+            else "Pass a tuple (or another hashable value) instead"
+        )
+        raise TypeError(
+            f"{owner}: parameter '{name}' must be hashable (static parameters are part of the "
+            f"adapter's identity), got {type(value).__name__}. {advice}."
+        ) from None

@@ -104,14 +104,22 @@ def _bind(adapter: Adapter, names: tuple[str, ...], args: tuple, kwargs: dict) -
             f"{owner} takes {len(names)} array arguments ({', '.join(names)}) for signature "
             f"{adapter.signature!r}: {error}."
         ) from None
-    arrays = []
-    for name in names:
-        value = bound.arguments[name]
+    return [as_array(owner, name, bound.arguments[name]) for name in names]
+
+
+def as_array(owner: str, name: str, value: Any) -> jax.Array:
+    """``value`` as a JAX array of numbers, or a ``TypeError`` naming ``owner`` and ``name``."""
+    if isinstance(value, jax.Array):  # (tracers too)
+        return value
+    if value is None:
+        got = "None"
+    else:
         try:
-            arrays.append(jnp.asarray(value))
-        except TypeError as error:
-            raise TypeError(
-                f"{owner}: argument '{name}' must be an array, got {type(value).__name__} "
-                f"({error})."
-            ) from None
-    return arrays
+            if np.asarray(value).dtype != object:
+                return jnp.asarray(value)
+            got = "an array of Python objects (dtype object)"
+        except (TypeError, ValueError) as error:
+            got = f"{type(value).__name__} ({error})"
+    raise TypeError(
+        f"{owner}: argument '{name}' must be an array of numbers (or a number), got {got}."
+    )

@@ -64,10 +64,14 @@ def conform(
     shape: tuple[int, ...],
     core_rank: int,
     dtype: np.dtype,
+    per_element: bool = False,
 ) -> np.ndarray:
     """Check one host result against its declared shape and dtype, casting within a kind.
 
-    Leading batch axes may broadcast (gufunc semantics); core axes must match exactly.
+    Leading batch axes may broadcast (gufunc semantics), unless ``per_element``: a vectorized
+    forward's results, which must have every batch axis (a forward that is not batch-aware
+    returns one value for the whole batch, which broadcasting would copy to every element).
+    Core axes must match exactly.
     """
     if type(value) is np.ndarray and value.shape == shape and value.dtype is dtype:
         return value  # the common case, kept cheap: this runs on every call
@@ -81,6 +85,14 @@ def conform(
         )
     core = shape[len(shape) - core_rank :]
     fits = array.shape[array.ndim - core_rank :] == core and array.ndim >= core_rank
+    if fits and array.shape != shape and per_element:
+        raise RefusedValue(
+            f"{owner}: {what} has shape {array.shape}, but the call's batch needs {shape}: "
+            f"with `vectorized = True`, forward must return one result per batch element. "
+            f"If forward is not batch-aware, set `vectorized = False` (the bridge then loops "
+            f"over the batch); if the result is the same for every element, broadcast it "
+            f"(np.broadcast_to)."
+        )
     if fits and array.shape != shape:
         try:
             array = np.broadcast_to(array, shape)
@@ -159,6 +171,7 @@ def whole(
     compute: Compute,
     expected: Sequence[tuple[tuple[int, ...], np.dtype, int]],
     repair: Repair | None = None,
+    per_element: bool = False,
 ) -> HostFunction:
     """The host function that runs ``compute`` on the whole batch at once (a vectorized
     adapter), in one host call; ``outs`` are handed to it as they are.
@@ -184,7 +197,7 @@ def whole(
                 value = got[0]
                 if type(value) is np.ndarray and value.shape == shape and value.dtype is dtype:
                     return got  # type: ignore[return-value]
-            return _conformed(owner, method, _repaired(repair, arrays, got), expected)
+            return _conformed(owner, method, _repaired(repair, arrays, got), expected, per_element)
 
         return run_one
 
@@ -204,7 +217,7 @@ def whole(
                     break
             else:
                 return got  # type: ignore[return-value]  # each value passed the ndarray test
-        return _conformed(owner, method, _repaired(repair, arrays, got), expected)
+        return _conformed(owner, method, _repaired(repair, arrays, got), expected, per_element)
 
     return run
 
@@ -238,11 +251,12 @@ def _conformed(
     method: str,
     got: Sequence[object],
     expected: Sequence[tuple[tuple[int, ...], np.dtype, int]],
+    per_element: bool,
 ) -> tuple[np.ndarray, ...]:
     if len(got) != len(expected):
         raise TypeError(f"{owner}: {method} returned {len(got)} values, expected {len(expected)}.")
     return tuple(
-        conform(owner, method, i, value, shape, rank, dtype)
+        conform(owner, method, i, value, shape, rank, dtype, per_element)
         for i, (value, (shape, dtype, rank)) in enumerate(zip(got, expected))
     )
 

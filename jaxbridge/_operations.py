@@ -74,7 +74,8 @@ class Forward:
                 got = forward(*values, out=None if outs is None else tuple(outs))
             else:
                 got = forward(*values)
-            if not isinstance(got, (tuple, list)):
+            # a tuple holds several results; a list for one result is that result's values
+            if not isinstance(got, tuple) and not (isinstance(got, list) and keep > 1):
                 return (got,)
             if writes and outs is not None and len(outs) > 1:
                 got = set_aside(got, outs)
@@ -219,8 +220,9 @@ class TangentMap:
                 f"{plan.owner}: its tangent map is linear in the tangents only, not in the "
                 "inputs, outputs or residuals it was built from."
             )
-        specs = self._specs(plan, args)
-        loop = specs[0].shape[: len(specs[0].shape) - len(plan.outputs[0].shape)] if specs else ()
+        specs = self._specs(plan, args)  # one per floating output
+        first = next((o for o in plan.outputs if floating(o.dtype)), None)
+        loop = specs[0].shape[: len(specs[0].shape) - len(first.shape)] if first is not None else ()
         given = iter(cts)
         # integer outputs have no tangent; their cotangents reach the host as zeros
         g = [(next(given) if floating(o.dtype) else None) for o in plan.outputs]
@@ -475,7 +477,8 @@ def host_function(
         expected = [
             (tuple(s.shape), np.dtype(s.dtype), len(r.shape)) for s, r in zip(specs, results)
         ]
-        return whole(cls.__name__, method, compute, expected, repair)
+        # a forward's results must have the whole batch (see conform)
+        return whole(cls.__name__, method, compute, expected, repair, method == "forward")
     cores = [(s.shape, np.dtype(s.dtype)) for s in results]
     sources = [None] * len(cores) if sources is None else sources
     return functools.partial(

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jaxbridge as jb
-from jaxbridge.adapters import Doubling, Linear
+from jaxbridge.adapters import Doubling, Linear, special
 
 
 class Faulty(jb.Adapter):
@@ -84,8 +84,20 @@ def test_batch_axes_that_do_not_broadcast():
 
 
 def test_non_array_argument():
-    with pytest.raises(TypeError, match=r"Doubling: argument 'x' must be an array, got str"):
+    with pytest.raises(TypeError, match=r"Doubling: argument 'x' must be an array.*, got str"):
         Doubling()("two")
+
+
+@pytest.mark.parametrize(
+    "value, got",
+    [(None, "None"), (np.array([1.0, None], dtype=object), "an array of Python objects")],
+)
+def test_none_or_objects_as_an_argument_name_the_adapter_and_argument(value, got):
+    # (JAX's own "None is not a valid value for jnp.array" named neither)
+    with pytest.raises(TypeError, match=rf"Doubling: argument 'x' must be an array.*got {got}"):
+        Doubling()(value)
+    with pytest.raises(TypeError, match=rf"jv: argument 'v' must be an array.*got {got}"):
+        special.jv(value, 1.0)
 
 
 def test_complex_arguments_are_refused():
@@ -318,3 +330,89 @@ def test_annotated_class_setting_is_refused():
         class Annotated(jb.Adapter):
             signature = "()->()"
             vectorized: bool = True
+
+
+class SumOfSquares(jb.Adapter):
+    """Claims ``vectorized`` but is not batch-aware: one value for the whole batch."""
+
+    signature = "(n)->()"
+    vectorized = True
+
+    def forward(self, x):
+        return np.sum(x**2)
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, jax.jit], ids=["eager", "jit"])
+def test_a_wrong_vectorized_is_an_error_not_a_broadcast_value(transform):
+    # before: [506 506 506 506] for [5 50 149 302], with no error
+    xs = jnp.asarray([[1.0, 2.0], [5.0, 5.0], [7.0, 10.0], [11.0, 11.0]])
+    with pytest.raises(Exception, match=r"SumOfSquares: result 0 of forward has shape \(\).*"):
+        jax.block_until_ready(transform(SumOfSquares())(xs))
+    with pytest.raises(Exception, match=r"set `vectorized = False`"):
+        jax.block_until_ready(transform(jax.vmap(SumOfSquares()))(xs))
+    assert float(SumOfSquares()(xs[1])) == 50.0  # one call, no batch: still fine
+
+
+def test_a_list_returned_for_one_output_is_that_output():
+    class Listed(jb.Adapter):
+        signature = "(n)->(n)"
+
+        def forward(self, x):
+            return [2 * float(v) for v in x]  # (before: "returned 3 values, expected 1")
+
+    np.testing.assert_array_equal(jax.jit(Listed())(jnp.arange(3.0)), [0.0, 2.0, 4.0])
+
+
+def test_calling_the_class_instead_of_an_instance_says_to_instantiate():
+    with pytest.raises(TypeError, match=r"call an instance: Doubling\(\)\(x\)"):
+        jax.jit(Doubling)(jnp.ones(2))
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True])
+def test_threads_must_be_a_whole_number_of_at_least_one(threads):
+    with pytest.raises(TypeError, match=r"NoThreads: `threads` must be a whole number"):
+        type("NoThreads", (jb.Adapter,), {"signature": "()->()", "threads": threads})
+
+
+class Scaled(jb.Adapter):
+    signature = "()->()"
+    vectorized = True
+    s: float = 1.0
+
+    def forward(self, x):
+        return self.s * x
+
+
+def test_a_traced_static_parameter_says_to_make_it_an_argument():
+    # before: "must be hashable ... Pass a tuple instead", the wrong advice
+    with pytest.raises(
+        TypeError, match=r"Scaled: parameter 's' got a traced value.*array argument"
+    ):
+        jax.grad(lambda s: Scaled(s=s)(1.0))(2.0)
+
+
+class ArgmaxAndTripled(jb.Adapter):
+    """An integer first output of another core rank than the floating one."""
+
+    signature = "(n)->(),(n)"
+    vectorized = True
+
+    def output_specs(self, x):
+        return jax.ShapeDtypeStruct((), jnp.int32), jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+    def forward(self, x):
+        return np.argmax(x, axis=-1).astype(np.int32), 3 * x
+
+    def backward(self, res, g):
+        return (3 * g[1],)
+
+    def jvp(self, res, tangents):
+        return None, 3 * tangents[0]
+
+
+def test_reverse_mode_past_an_integer_first_output_of_another_rank():
+    # before: the loop axes were read from the integer output, and the gradient failed
+    x = jnp.arange(6.0).reshape(2, 3)
+    loss = lambda x: jnp.sum(ArgmaxAndTripled()(x)[1] ** 2)  # noqa: E731
+    np.testing.assert_allclose(jax.grad(loss)(x), 18 * x)
+    np.testing.assert_allclose(jax.jit(jax.vmap(jax.grad(loss)))(x), 18 * x)

@@ -15,15 +15,21 @@ import functools
 
 import jax
 
+from jaxbridge._bridge import as_array
+
+
+def held_fixed(owner: str, name: str, why: str, value: object) -> jax.Array:
+    """``value`` as an array, unchanged; differentiating through it raises a ``TypeError``
+    that names ``owner`` (the function) and ``name`` (the argument), and says ``why``."""
+    return _identity(owner, name, why, as_array(owner, name, value))
+
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
-def held_fixed(owner: str, name: str, why: str, value: jax.Array) -> jax.Array:
-    """``value`` unchanged; differentiating through it raises a ``TypeError`` that names
-    ``owner`` (the function) and ``name`` (the argument), and says ``why``."""
+def _identity(owner: str, name: str, why: str, value: jax.Array) -> jax.Array:
     return value
 
 
-@held_fixed.defjvp
+@_identity.defjvp
 def _refuse(owner: str, name: str, why: str, primals, tangents):
     raise TypeError(
         f"{owner} is not differentiable in its argument '{name}': {why}; jaxbridge gives no "

@@ -34,7 +34,7 @@ class _OrderHeldFixed(jb.Adapter):
 
     def __call__(self, v, x):
         why = "its derivative in the order has no closed form, and SciPy computes none"
-        return super().__call__(held_fixed(self.name, "v", why, jnp.asarray(v)), x)
+        return super().__call__(held_fixed(self.name, "v", why, v), x)
 
     def output_specs(self, v, x):
         return jax.ShapeDtypeStruct(jnp.broadcast_shapes(v.shape, x.shape), float_dtype(v, x))
