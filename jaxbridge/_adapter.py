@@ -14,6 +14,7 @@ import numpy as np
 
 from ._bridge import call, host_pullback, host_pushforward
 from ._plan import arg_names
+from ._primitives import api_boundary
 from ._signature import bind_dims, core_shape, parse
 
 
@@ -246,6 +247,7 @@ class Adapter:
         """
         return ()
 
+    @api_boundary  # errors show the caller's frames, not jaxbridge's or JAX's
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return call(self, args, kwargs)
 

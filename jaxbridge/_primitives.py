@@ -27,19 +27,21 @@ JAX internals used (``jax.extend`` has no compatibility promise): ``jax.extend.c
 ``update`` and ``to_tangent_aval``. For the CPU host callback (``host_buffers``):
 ``jax._src.ffi.ffi_lowering``, the lowering context's ``module_context.add_host_callback``
 and ``host_callbacks``, and XLA's custom-call target ``xla_buffer_python_cpu_callback``:
-what ``jax.experimental.buffer_callback`` lowers to.
+what ``jax.experimental.buffer_callback`` lowers to. For tracebacks (``api_boundary``):
+``jax._src.traceback_util``'s ``api_boundary`` and ``register_exclusion``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src import ffi
+from jax._src import ffi, traceback_util
 from jax.core import ShapedArray
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
@@ -216,3 +218,10 @@ _HOST.multiple_results = True
 _HOST.def_abstract_eval(_host_abstract_eval)
 mlir.register_lowering(_HOST, _host_elsewhere)
 mlir.register_lowering(_HOST, _host_lowering, platform="cpu")
+
+
+# An error's traceback starts where the user called: JAX's filter (JAX_TRACEBACK_FILTERING)
+# removes jaxbridge's own frames along with JAX's, from the exceptions that leave an API
+# boundary (an adapter call, and JAX's transformations).
+traceback_util.register_exclusion(str(Path(__file__).parent))
+api_boundary = traceback_util.api_boundary

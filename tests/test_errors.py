@@ -416,3 +416,18 @@ def test_reverse_mode_past_an_integer_first_output_of_another_rank():
     loss = lambda x: jnp.sum(ArgmaxAndTripled()(x)[1] ** 2)  # noqa: E731
     np.testing.assert_allclose(jax.grad(loss)(x), 18 * x)
     np.testing.assert_allclose(jax.jit(jax.vmap(jax.grad(loss)))(x), 18 * x)
+
+
+def test_an_eager_error_shows_the_callers_frames_not_jaxbridges_or_jaxs():
+    import traceback
+    from pathlib import Path
+
+    with pytest.raises(np.linalg.LinAlgError) as caught:
+        Faulty()(jnp.ones(3))
+    files = [frame.filename for frame in traceback.extract_tb(caught.value.__traceback__)]
+    ours, theirs = str(Path(jb.__file__).parent), str(Path(jax.__file__).parent)
+    # before: 54-70 lines of JAX internals and jaxbridge's own frames came first
+    assert files and not any(f.startswith((ours, theirs)) for f in files), files
+    # the user's forward, where the error was raised, stays in the cause
+    cause = traceback.extract_tb(caught.value.__cause__.__traceback__)
+    assert cause[-1].name == "forward" and cause[-1].filename == __file__
