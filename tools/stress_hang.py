@@ -1,5 +1,9 @@
 """Stress test for the reported hang: bridged, native and NumPy calls interleaved under load.
 
+A diagnostic, not a benchmark: run it when a change touches how host calls are made
+(transports, the thread pool, buffers, errors inside callbacks) or when a hang is reported,
+to count hangs over many fresh processes (about 15 minutes for the default 200 runs).
+
 The report: twice in about twenty runs of a benchmark that interleaved jitted bridged calls,
 native ``jnp`` calls and NumPy calls under CPU contention, the process hung with the main
 thread in ``block_until_ready``, every XLA thread idle and no thread inside a host callback.
@@ -43,12 +47,12 @@ of this. Configurations (transport x mode x threads x contention) are dealt to t
 turn; the summary gives runs, hangs, errors, durations and host calls per configuration,
 and the exit status is 1 if any run hung or failed.
 
-    python benchmarks/stress_hang.py                   # 200 runs, both transports, ~15 min
-    python benchmarks/stress_hang.py --runs 300 --transport buffer_callback --threads 1,4
-    python benchmarks/stress_hang.py --runs 100 --workload bench --contention none,both
-    python benchmarks/stress_hang.py --runs 100 --without-jaxbridge
-    python benchmarks/stress_hang.py --runs 10 --workload overhead --full --timeout 1500
-    python benchmarks/stress_hang.py --xla-flags=--xla_cpu_multi_thread_eigen=false
+    python tools/stress_hang.py                   # 200 runs, both transports, ~15 min
+    python tools/stress_hang.py --runs 300 --transport buffer_callback --threads 1,4
+    python tools/stress_hang.py --runs 100 --workload bench --contention none,both
+    python tools/stress_hang.py --runs 100 --without-jaxbridge
+    python tools/stress_hang.py --runs 10 --workload overhead --full --timeout 1500
+    python tools/stress_hang.py --xla-flags=--xla_cpu_multi_thread_eigen=false
 
 What it found (2026-11-30; JAX/jaxlib 0.10.2, NumPy 2.4.6, SciPy 1.17.1, Python 3.11.7; 2
 CPU cores shared with other test runs, load average 7-10; 2 runs at a time; --timeout 60):
@@ -737,9 +741,9 @@ def _child(spec: dict, contend) -> int:
 
         argv, sys.argv = sys.argv, ["overhead.py"] + ([] if spec.get("full") else ["--quick"])
         try:
-            runpy.run_path(
-                os.path.join(os.path.dirname(__file__), "overhead.py"), run_name="__main__"
-            )
+            benchmarks = os.path.join(os.path.dirname(__file__), "..", "benchmarks")
+            sys.path.insert(0, benchmarks)  # (overhead.py imports _timing beside it)
+            runpy.run_path(os.path.join(benchmarks, "overhead.py"), run_name="__main__")
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)
             import traceback
