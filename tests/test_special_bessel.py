@@ -283,6 +283,28 @@ def test_derivative_integral_edges():
 # ---------------------------------------------------------------- no derivative in the order
 
 
+@pytest.mark.parametrize("adapter", [kv, kve], ids=["kv", "kve"])
+def test_a_batch_element_does_not_depend_on_its_neighbours(adapter):
+    """Values and derivatives (in v and x, first and second order) of each element are
+    bitwise those it has alone, next to extreme neighbours: x = 1e-300 (whose integral
+    needs ~7,000 nodes), 0, inf, NaN, v = 1e6. The derivatives integrated the whole batch
+    on its worst element's node count: x = 1e-300 beside it turned kve's x-derivative at
+    (0.5, 1e-300), inf alone, into NaN."""
+    v = np.array([0.5, 3.0, 0.5, 40.0, -2.5, 1e6, 1.0, 0.0, 2.0])
+    x = np.array([1e-300, 1e-300, 2.0, 1e-3, 700.0, 1e-300, 0.0, np.inf, np.nan])
+
+    def derivatives(v, x):
+        first = jax.grad(adapter, argnums=(0, 1))
+        second = jax.grad(lambda v, x: sum(first(v, x)), argnums=(0, 1))
+        return adapter(v, x), *first(v, x), *second(v, x)
+
+    with jax.enable_x64(True):
+        batch = np.array(jax.vmap(derivatives)(v, x))
+        alone = np.array([derivatives(*pair) for pair in zip(v, x)]).T
+    np.testing.assert_array_equal(batch, alone)
+    assert np.isinf(alone[2, 0])  # kv's (and kve's) x-derivative at x = 1e-300
+
+
 @pytest.mark.parametrize("adapter", [jv, yv, iv, ive], ids=lambda a: type(a).__name__)
 def test_differentiating_in_the_order_raises(adapter):
     """In reverse and forward mode, eager and under jit, with the order alone or with x:

@@ -194,3 +194,67 @@ def test_check_adapter():
             Betaincinv(), np.array([1, 2, 5]), np.array([3, 1, 2]), np.array([0.1, 0.5, 0.9])
         )
     check_adapter(gammaincinv, np.array([2, 3], np.int32), np.array([0.2, 0.7], np.float32))
+
+
+# ---------------------------------------------------------------- the ends, in logs
+
+
+def _arcsine_quantile_derivatives(y):
+    """betaincinv(1/2, 1/2, y) = sin²(πy/2): first and second derivatives (π/2) sin(πy) and
+    (π²/2) cos(πy), at the float64 ``y`` exactly, 50 digits."""
+    with mpmath.workdps(50):
+        t = mpmath.pi * mpmath.mpf(y)
+        return mp_float(mpmath.pi / 2 * mpmath.sin(t)), mp_float(mpmath.pi**2 / 2 * mpmath.cos(t))
+
+
+@pytest.mark.parametrize("y", [1 - 1e-8, 1 - 1e-15, 1e-300, 0.3])
+def test_betaincinv_derivatives_near_the_ends(y):
+    """Near y = 1 the slope's (1 - x)^(1/2) was taken from the rounded x: 5% off at
+    y = 1 - 1e-8 and exactly 0 at 1 - 1e-15 (true 4.9e-15); at y = 1e-300 x underflows to 0
+    and the slope was 0, its derivative NaN. Now within 1e-14 relative of the closed form
+    (measured 1.3e-15 and 2.7e-15), and 1e-12 where x underflows: there the slope is
+    exp of (1 - a) log x with |log x| = 1381, whose rounding is 1381 eps = 3e-13 (measured
+    1.1e-13)."""
+    rtol = 1e-12 if y < 1e-200 else 1e-14
+    first, second = _arcsine_quantile_derivatives(y)
+    d1 = jax.grad(betaincinv, argnums=2)
+    with jax.enable_x64(True):
+        got1 = float(d1(0.5, 0.5, y))
+        got2 = float(jax.grad(d1, argnums=2)(0.5, 0.5, y))
+        got2_fwd = float(jax.jacfwd(jax.jacfwd(betaincinv, 2), 2)(0.5, 0.5, y))
+    np.testing.assert_allclose(got1, first, rtol=rtol, atol=0)
+    np.testing.assert_allclose([got2, got2_fwd], [second, second], rtol=rtol, atol=0)
+
+
+def test_betaincinv_slope_near_one_with_unequal_shapes():
+    """a = 2, b = 3 at y = 1 - 1e-12, where 1 - x is 6e-5 (the rounded x kept 12 digits of
+    it): the reciprocal density at mpmath's root, 50 digits."""
+    y = 1 - 1e-12
+    with mpmath.workdps(50):
+        target = mpmath.mpf(y)
+        x = mpmath.findroot(
+            lambda t: mpmath.betainc(2, 3, 0, t, regularized=True) - target, mpmath.mpf(0.99994)
+        )
+        expected = mp_float(1 / _beta_density(2, 3)(x))
+    with jax.enable_x64(True):
+        got = float(jax.grad(betaincinv, argnums=2)(2.0, 3.0, y))
+    np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
+
+
+def test_gammaincinv_derivatives_where_x_underflows():
+    """gammaincinv(1/2, p) = erfinv(p)²: at p = 1e-300, x = 7.9e-601 is 0 in float64; the
+    first derivative was 0 (true π p / 2) and the second NaN (true π/2 + O(p²)). Now both,
+    in both modes, within 1e-12 relative of mpmath (rounding of (1 - a) log x, |log x| =
+    1381: measured 2e-14 and 1e-13)."""
+    p = 1e-300
+    with mpmath.workdps(60):
+        # x' = sqrt(pi) e exp(e^2), x'' = (pi/2) (1 + 2 e^2) exp(2 e^2), e = erfinv(p)
+        e = mpmath.erfinv(mpmath.mpf(p))
+        first = mp_float(mpmath.sqrt(mpmath.pi) * e * mpmath.exp(e**2))
+        second = mp_float(mpmath.pi / 2 * (1 + 2 * e**2) * mpmath.exp(2 * e**2))
+    d1 = jax.grad(gammaincinv, argnums=1)
+    with jax.enable_x64(True):
+        assert float(gammaincinv(0.5, p)) == 0.0
+        got = [float(d1(0.5, p)), float(jax.grad(d1, 1)(0.5, p))]
+        got.append(float(jax.jacfwd(jax.jacfwd(gammaincinv, 1), 1)(0.5, p)))
+    np.testing.assert_allclose(got, [first, second, second], rtol=1e-12, atol=0)

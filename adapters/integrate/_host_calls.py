@@ -44,13 +44,6 @@ def require_finite(what: str, values: np.ndarray) -> None:
         raise failure(f"{what} has non-finite entries (NaN or inf)")
 
 
-def host_type(*arrays: np.ndarray) -> np.dtype:
-    """The dtype to cast the float64 results to, on the host: the floating arguments'
-    common one (float64 when none is floating; the bridge casts it to the declared one)."""
-    floating = [a.dtype for a in arrays if np.issubdtype(a.dtype, np.floating)]
-    return np.result_type(*floating) if floating else np.dtype(np.float64)
-
-
 def cotangent_type(a: np.ndarray) -> np.dtype:
     """The dtype of an argument's cotangent (an integer argument's is ignored)."""
     return a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float64)

@@ -8,12 +8,11 @@ import numpy as np
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
 from ._host_calls import (
     IntegrationFailure,
     check_positive,
     cotangent_type,
-    host_type,
     require_finite,
 )
 from ._ode import (
@@ -140,7 +139,7 @@ class OdeSolve(jb.Adapter):
         return jax.ShapeDtypeStruct(shape, float_dtype(y0, theta, ts))
 
     def forward(self, y0, theta, ts):
-        dtype = host_type(y0, theta, ts)
+        dtype = host_dtype(y0, theta, ts)
         y0, theta, ts = _checked_inputs(y0, theta, ts)
         k, n, p = len(ts), len(y0), len(theta)
         forward_sensitivity = self.sensitivity == "forward"

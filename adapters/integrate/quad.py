@@ -9,14 +9,13 @@ import scipy.integrate
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
 from ._host_calls import (
     HostFunction,
     IntegrationFailure,
     check_positive,
     cotangent_type,
     failure,
-    host_type,
 )
 
 _INTEGRAND_SIGNATURE = re.compile(r"^\(\),\(\w+\)->\(\)$")
@@ -91,7 +90,7 @@ class Quad(jb.Adapter):
         return jax.ShapeDtypeStruct((), float_dtype(theta, a, b))
 
     def forward(self, theta, a, b):
-        dtype = host_type(theta, a, b)
+        dtype = host_dtype(theta, a, b)
         theta64, a64, b64 = (np.asarray(v, np.float64) for v in (theta, a, b))
         host = HostFunction(self.integrand, "Quad's integrand", ())
         try:

@@ -30,6 +30,19 @@ def float_dtype(*specs: jax.ShapeDtypeStruct) -> np.dtype:
     return jnp.result_type(*(s.dtype for s in specs), float)
 
 
+def host_dtype(*arrays: np.ndarray, least: type | None = None) -> np.dtype:
+    """The dtype a forward computes in and returns, on the host (NumPy alone: host code
+    never calls JAX): the floating arguments' common dtype, which is what ``float_dtype``
+    declares; float64 when no argument is floating. The host cannot tell whether JAX's
+    64-bit mode is on (an int16 argument is int16 either way), so integer and bool
+    arguments alone compute in float64, never narrower than the declared dtype; the bridge
+    casts that to a declared float32. ``least`` raises the dtype to at least that one (LAPACK
+    has no float16)."""
+    floating = [a.dtype for a in arrays if np.issubdtype(a.dtype, np.floating)]
+    dtype = np.result_type(*floating) if floating else np.dtype(np.float64)
+    return dtype if least is None else np.result_type(dtype, least)
+
+
 def failure(problem: str) -> np.linalg.LinAlgError:
     """The error for a system that has no (trustworthy) solution, with the way out."""
     return np.linalg.LinAlgError(

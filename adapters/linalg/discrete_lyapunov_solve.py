@@ -10,7 +10,7 @@ import scipy.linalg
 import jaxbridge as jb
 
 from ._riccati import contraction
-from ._solving import ON_FAILURE, check_choice, failure, float_dtype, require_finite
+from ._solving import ON_FAILURE, check_choice, failure, float_dtype, host_dtype, require_finite
 
 
 class DiscreteLyapunovSolve(jb.Adapter):
@@ -47,7 +47,7 @@ class DiscreteLyapunovSolve(jb.Adapter):
         return jax.ShapeDtypeStruct(q.shape, float_dtype(a, q))
 
     def forward(self, a, q):
-        dtype = np.result_type(a, q, np.float32)
+        dtype = host_dtype(a, q)
         a, q = np.asarray(a, np.float64), np.asarray(q, np.float64)
         try:
             require_finite("matrix 'a'", a)

@@ -11,7 +11,7 @@ import jaxbridge as jb
 
 from .._rules import total
 from ._riccati import check_inputs, contraction, gain_solve, solve_are, sym
-from ._solving import ON_FAILURE, check_choice, float_dtype
+from ._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
 from .discrete_lyapunov_solve import DiscreteLyapunovSolve
 
 
@@ -52,7 +52,7 @@ class DiscreteRiccatiSolve(jb.Adapter):
         return jax.ShapeDtypeStruct(a.shape, float_dtype(a, b, q, r))
 
     def forward(self, a, b, q, r):
-        dtype = np.result_type(a, b, q, r, np.float32)
+        dtype = host_dtype(a, b, q, r)
         x = solve_are(
             "solve_discrete_are",
             scipy.linalg.solve_discrete_are,

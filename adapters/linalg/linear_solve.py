@@ -14,6 +14,7 @@ from ._solving import (
     check_choice,
     failure,
     float_dtype,
+    host_dtype,
     invert_many,
     outer_sum,
     require_finite,
@@ -76,7 +77,7 @@ class LinearSolve(jb.Adapter):
         return factors, jax.ShapeDtypeStruct(a.shape[:1], np.int32)
 
     def forward(self, a, b, *, out=None):
-        dtype = np.result_type(a, b, np.float32)
+        dtype = host_dtype(a, b, least=np.float32)
         n = a.shape[-1]
         positive = self.assume_a == "pos"
         solve = _cholesky if positive else _lu

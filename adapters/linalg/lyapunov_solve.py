@@ -9,6 +9,7 @@ from ._solving import (
     ON_FAILURE,
     check_choice,
     float_dtype,
+    host_dtype,
     real_schur,
     require_finite,
     schur_solve,
@@ -55,7 +56,7 @@ class LyapunovSolve(jb.Adapter):
         return (jax.ShapeDtypeStruct(a.shape, float_dtype(a, q)),) * 2
 
     def forward(self, a, q):
-        dtype = np.result_type(a, q, np.float32)
+        dtype = host_dtype(a, q, least=np.float32)
         n = a.shape[-1]
 
         def solve(a, stack):

@@ -3,13 +3,12 @@ adapter on a 2n × 2n block matrix."""
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import scipy.linalg
 
 import jaxbridge as jb
 
 from ._matrix_functions import frechet_block, positive_spectrum, principal
-from ._solving import ON_FAILURE, check_choice, float_dtype
+from ._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
 
 
 class MatrixLog(jb.Adapter):
@@ -44,7 +43,7 @@ class MatrixLog(jb.Adapter):
         return jax.ShapeDtypeStruct(a.shape, float_dtype(a))
 
     def forward(self, a):
-        dtype = np.result_type(a, np.float32)
+        dtype = host_dtype(a)
         return principal("logm", scipy.linalg.logm, a, self.on_failure).astype(dtype)
 
     def pushforward(self, res, tangents):

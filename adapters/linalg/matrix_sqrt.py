@@ -3,13 +3,12 @@ Sylvester solve each."""
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import scipy.linalg
 
 import jaxbridge as jb
 
 from ._matrix_functions import positive_spectrum, principal
-from ._solving import ON_FAILURE, check_choice, float_dtype
+from ._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
 from .sylvester_solve import SylvesterSolve
 
 
@@ -44,7 +43,7 @@ class MatrixSqrt(jb.Adapter):
         return jax.ShapeDtypeStruct(a.shape, float_dtype(a))
 
     def forward(self, a):
-        dtype = np.result_type(a, np.float32)
+        dtype = host_dtype(a)
         return principal("sqrtm", scipy.linalg.sqrtm, a, self.on_failure).astype(dtype)
 
     def pushforward(self, res, tangents):

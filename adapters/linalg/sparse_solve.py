@@ -18,6 +18,7 @@ from ._solving import (
     check_choice,
     failure,
     float_dtype,
+    host_dtype,
     require_finite,
     solve_per_matrix,
 )
@@ -173,7 +174,7 @@ class SparseSolve(jb.Adapter):
         return [((capacity,), dtype), ((capacity,), int32), ((2, n + 1), int32), ((2, n), int32)]
 
     def forward(self, data, b):
-        dtype = np.result_type(data, b, np.float32)
+        dtype = host_dtype(data, b, least=np.float32)
         specs = self._factor_specs(dtype)
 
         def solve(data, stack):

@@ -11,6 +11,7 @@ from ._solving import (
     ON_FAILURE,
     check_choice,
     float_dtype,
+    host_dtype,
     real_schur,
     require_finite,
     schur_solve,
@@ -59,7 +60,7 @@ class SylvesterSolve(jb.Adapter):
         return tuple(jax.ShapeDtypeStruct(m.shape, dtype) for m in (a, a, b, b))
 
     def forward(self, a, b, q):
-        dtype = np.result_type(a, b, q, np.float32)
+        dtype = host_dtype(a, b, q, least=np.float32)
         n, m = q.shape[-2:]
         specs = [((n, n), dtype), ((n, n), dtype), ((m, m), dtype), ((m, m), dtype)]
 

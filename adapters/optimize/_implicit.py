@@ -23,7 +23,7 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
 from ._functions import user_domains
 
 EPS = float(np.finfo(np.float64).eps)
@@ -234,7 +234,7 @@ class ImplicitSolver(jb.Adapter):
         return np.zeros(0), np.eye(k), np.zeros((k, q))
 
     def _forward(self, *args):
-        dtype = np.result_type(*args, np.float32)
+        dtype = host_dtype(*args)
         n = args[0].shape[-1]
         k, q = self._sizes(args[0], args[1])
         try:

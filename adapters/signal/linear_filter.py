@@ -11,7 +11,7 @@ import scipy.signal
 import jaxbridge as jb
 
 from .._rules import total
-from ..linalg._solving import float_dtype
+from ..linalg._solving import float_dtype, host_dtype
 from ._filtering import (
     check_leading,
     convolve,
@@ -51,7 +51,7 @@ class LinearFilter(jb.Adapter):
         return jax.ShapeDtypeStruct(x.shape[-1:], float_dtype(b, a, x))
 
     def forward(self, b, a, x):
-        dtype = np.result_type(b, a, x, np.float32)
+        dtype = host_dtype(b, a, x)
         check_leading("lfilter", "a[0]", a[..., 0])
         if 0 in x.shape:
             batch = np.broadcast_shapes(b.shape[:-1], a.shape[:-1], x.shape[:-1])

@@ -11,7 +11,7 @@ import scipy.signal
 import jaxbridge as jb
 
 from .._rules import total
-from ..linalg._solving import float_dtype
+from ..linalg._solving import float_dtype, host_dtype
 from ._filtering import (
     check_leading,
     convolve,
@@ -52,7 +52,7 @@ class SosFilter(jb.Adapter):
         return jax.ShapeDtypeStruct(x.shape[-1:], float_dtype(sos, x))
 
     def forward(self, sos, x):
-        dtype = np.result_type(sos, x, np.float32)
+        dtype = host_dtype(sos, x)
         check_leading("sosfilt", "sos[:, 3]", sos[..., 3])
         if 0 in x.shape or 0 in sos.shape:
             batch = np.broadcast_shapes(sos.shape[:-2], x.shape[:-1])

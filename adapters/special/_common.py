@@ -1,18 +1,15 @@
-"""What the special-function adapters share: the result dtype on the host (``float_dtype``,
-the declared one, is the solvers')."""
-
-from __future__ import annotations
+"""What the special-function adapters share with the other families: the declared result
+dtype (``float_dtype``), the dtype the host computes in (``host_dtype``), and the arguments
+as SciPy's ufuncs should see them (``exact_floats``)."""
 
 import numpy as np
 
 from ..linalg._solving import float_dtype as float_dtype
+from ..linalg._solving import host_dtype as host_dtype
 
 
-def host_dtype(*arrays: np.ndarray) -> np.dtype:
-    """``float_dtype`` on the host, from NumPy alone (host code never calls JAX): the
-    floating inputs' common dtype; for integer inputs alone, float64 if any is 64-bit
-    (JAX's 64-bit mode) and float32 otherwise."""
-    floating = [a.dtype for a in arrays if np.issubdtype(a.dtype, np.floating)]
-    if floating:
-        return np.result_type(*floating)
-    return np.dtype(np.float64 if any(a.dtype.itemsize > 4 for a in arrays) else np.float32)
+def exact_floats(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays for a SciPy ufunc: integer and bool ones as float64 (exactly), floating
+    ones unchanged. NumPy picks a ufunc's first loop the inputs cast to safely, and for
+    int16, uint8 or bool alone that is ``jv``'s or ``betaincinv``'s float32 loop."""
+    return tuple(a if np.issubdtype(a.dtype, np.floating) else a.astype(np.float64) for a in arrays)

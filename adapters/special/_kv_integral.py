@@ -28,6 +28,7 @@ _STEP = 0.1
 _DROP = 50.0  # the integrand is cut where it falls below e^-50 of its peak
 _BISECTIONS = 48  # in log t: a relative precision of 1e-11 or better
 _TINY = 1e-300
+_TERMS = 1 << 17  # the most integrand values held at once (1 MiB each array)
 
 
 def kv_derivative(m: int, k: int, scaled: bool, v: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -75,23 +76,37 @@ def _log_integral(m: int, k: int, scaled: bool, a: np.ndarray, x: np.ndarray) ->
     # from 0 the rule is spectrally accurate (the integrand is even); a window far from 0
     # starts where the integrand is negligible
     start = np.where(lower <= 0.25 * upper, 0.0, lower)
-    count = np.maximum(_NODES, np.ceil((upper - start) / _STEP) + 1).astype(np.int64)
+    count = np.maximum(_NODES, np.ceil((upper - start) / _STEP) + 1)
+    count = (_NODES * np.ceil(count / _NODES)).astype(np.int64)  # a few sizes, not one per element
+    sums = np.empty_like(a)
+    # each element on its own nodes, whatever the rest of the batch: elements with the same
+    # count together, in chunks of at most _TERMS terms (one element at x = 1e-300 needs
+    # ~7,000 nodes; on a shared grid its neighbours paid for them and summed padding,
+    # where inf - inf made NaN)
+    for size in np.unique(count):
+        rows = np.flatnonzero(count == size)
+        for chunk in np.array_split(rows, -(-rows.size * int(size) // _TERMS)):
+            sums[chunk] = _trapezoid(
+                m, k, scaled, a[chunk], x[chunk], start[chunk], upper[chunk], top[chunk], int(size)
+            )
+    return top + np.log(sums)
+
+
+def _trapezoid(m, k, scaled, a, x, start, upper, top, count: int) -> np.ndarray:
+    """``h Σ w_j e^{G(t_j) - top}`` on ``count`` nodes from ``start`` to ``upper``, per row."""
     h = (upper - start) / (count - 1)
-    j = np.arange(count.max())
-    t = start[:, None] + h[:, None] * j
+    t = start[:, None] + h[:, None] * np.arange(count)
     terms = np.exp(_log_integrand(m, k, scaled, a[:, None], x[:, None], t) - top[:, None])
-    last = count[:, None] - 1
-    weights = np.where(j < last, 1.0, np.where(j == last, 0.5, 0.0))
-    weights[:, 0] = 0.5
-    return top + np.log(h * np.einsum("ij,ij->i", terms, weights))
+    terms[:, [0, -1]] *= 0.5
+    return h * terms.sum(axis=-1)
 
 
 def _log_integrand(m, k, scaled, a, x, t):
     """``G(t)``; ``-inf`` where the integrand is 0 (at ``t = 0`` when ``m`` or, scaled,
     ``k`` is positive)."""
     at = a * t
-    half = 2.0 * np.sinh(t / 2) ** 2  # cosh t - 1, without cancelling
     with np.errstate(divide="ignore", over="ignore"):
+        half = 2.0 * np.sinh(t / 2) ** 2  # cosh t - 1, without cancelling
         if m % 2 == 0:  # log cosh, without overflow: a t + log1p(e^{-2 a t}) - log 2
             log_c = at + np.log1p(np.exp(-2.0 * at)) - np.log(2.0)
         else:  # log sinh: exact for small a t, where the large-argument form cancels

@@ -10,7 +10,7 @@ import scipy.special
 
 import jaxbridge as jb
 
-from ._common import float_dtype, host_dtype
+from ._common import exact_floats, float_dtype, host_dtype
 from ._fixed import held_fixed
 
 
@@ -40,7 +40,7 @@ class _OrderHeldFixed(jb.Adapter):
         return jax.ShapeDtypeStruct(jnp.broadcast_shapes(v.shape, x.shape), float_dtype(v, x))
 
     def forward(self, v, x):
-        return self.function(v, x).astype(host_dtype(v, x))
+        return self.function(*exact_floats(v, x)).astype(host_dtype(v, x))
 
     def slope(self, v: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
         """``d f(v, x) / dx``, from bridged calls (``y`` is ``f(v, x)``)."""

@@ -11,7 +11,7 @@ import scipy.special
 import jaxbridge as jb
 
 from .._rules import total
-from ._common import float_dtype, host_dtype
+from ._common import exact_floats, float_dtype, host_dtype
 from ._kv_integral import kv_derivative
 
 
@@ -68,7 +68,7 @@ class Kv(_BesselK):
         return 0, 0, False
 
     def forward(self, v, x):
-        return scipy.special.kv(v, x).astype(host_dtype(v, x))
+        return scipy.special.kv(*exact_floats(v, x)).astype(host_dtype(v, x))
 
 
 class Kve(_BesselK):
@@ -84,7 +84,7 @@ class Kve(_BesselK):
         return 0, 0, True
 
     def forward(self, v, x):
-        return scipy.special.kve(v, x).astype(host_dtype(v, x))
+        return scipy.special.kve(*exact_floats(v, x)).astype(host_dtype(v, x))
 
 
 class KvDerivative(_BesselK):
