@@ -193,6 +193,11 @@ class Subject:
         )
 
     @functools.cached_property
+    def host_backward(self) -> bool:
+        """Whether the reverse-mode rule runs on the host: ``backward``, not ``pullback``."""
+        return overrides(self.adapter, "backward") and not overrides(self.adapter, "pullback")
+
+    @functools.cached_property
     def reverse_rule(self) -> bool:
         """Whether the adapter has a reverse-mode rule: ``backward`` or ``pullback``."""
         return _reverse_rule(self.adapter)
@@ -316,14 +321,16 @@ class Subject:
         labels: tuple[str, str] = ("batched", "from a call on that element alone"),
         uncertainty: np.ndarray | None = None,
         least_scale: tuple[float, str] | None = None,
+        hint: str = "",
     ) -> None:
         """Raise the failure of ``check`` if ``got`` and ``expected`` differ; ``keys`` says
         which batch element they stand for (``None``: ``args``). ``uncertainty`` and
-        ``least_scale`` are passed on to ``mismatch``."""
+        ``least_scale`` are passed on to ``mismatch``; ``hint``, a likely cause, ends the
+        message."""
         tol = self.tolerance(tier)
         problem = mismatch(got, expected, tol, labels, uncertainty, least_scale)
         if problem is not None:
-            raise self.failure(check, f"{what} {problem}", self.inputs(keys))
+            raise self.failure(check, f"{what} {problem}{hint}", self.inputs(keys))
 
     @functools.cached_property
     def plain(self) -> Result:
