@@ -161,10 +161,22 @@ class CubeSlopeFromInput(CubeSlopeFromResidual):
         return (g * 3 * x**2,)
 
 
+class CubeSlopeFromStoppedResidual(CubeSlopeFromResidual):
+    """The same, with the residual marked constant by ``stop_gradient``: the bridge takes
+    the rule at its word (``Sigmoid`` does this rightly), so only the check can tell."""
+
+    def pullback(self, res, g):
+        _, _, slope = res
+        return (g * jax.lax.stop_gradient(slope),)
+
+
 def test_catches_a_pullback_that_reads_a_residual():
     x = np.array([0.5, 0.67, -1.5], np.float32)
     check_adapter(CubeSlopeFromResidual(), x, checks=("specs", "grad", "jvp", "transpose"))
-    message = _failure(CubeSlopeFromResidual(), x)
+    message = _failure(CubeSlopeFromResidual(), x)  # the bridge refuses it
+    assert "the 'hessian' check failed" in message
+    assert "it raised TypeError: CubeSlopeFromResidual.pullback computes with residual 0" in message
+    message = _failure(CubeSlopeFromStoppedResidual(), x)  # the differences catch it
     assert "the 'hessian' check failed" in message
     assert "forward over reverse (jax.jvp of jax.grad, as jax.hessian)" in message
     assert _off_by(message) > 0.5
