@@ -32,7 +32,9 @@ class Sigmoid(jb.Adapter):
 
 
 def _slope(res):
-    """``y (1 - y)``, differentiable to every order: residuals count as constants, so the
-    saved ``1 - y`` supplies the value and ``-y`` its derivative."""
+    """``y (1 - y)``, differentiable to every order: the saved ``1 - y`` supplies the value,
+    as a constant (``stop_gradient``: residuals are constants to the rules, and the bridge
+    refuses a second derivative through one that is not marked so), and ``-y`` its
+    derivative."""
     _, y, one_minus_y = res
-    return y * (one_minus_y - (y - jax.lax.stop_gradient(y)))
+    return y * (jax.lax.stop_gradient(one_minus_y) - (y - jax.lax.stop_gradient(y)))

@@ -35,6 +35,7 @@ from ._host import (
 )
 from ._plan import Plan, arg_names, make_plan, writes_out
 from ._primitives import Linear, bind, vary_like
+from ._residuals import refuse_differentiated_residuals
 from ._transport import gives_buffers, host_call, x64_mode
 
 if TYPE_CHECKING:
@@ -95,6 +96,8 @@ class Forward:
         if all(t is None for t in tangents):
             outs = bind(self, primals)
             return outs, [None] * len(outs)
+        if self.residuals:  # a rule that reads the residuals is being differentiated
+            refuse_differentiated_residuals(self.adapter, plan, primals, tangents)
         results = bind(Forward(self.adapter, residuals=True), primals)
         res = (*primals, *results)
         which = tuple(t is not None for t in tangents)

@@ -563,8 +563,33 @@ def test_catches_a_vectorized_adapter_that_mixes_batch_elements(adapter):
     assert "the 'vmap' check failed" in message
     assert re.search(r"output 0 at batch element \d", message)
     assert _off_by(message) > 0.05
+    assert (
+        f"{type(adapter).__name__} declares `vectorized = True`, so the bridge hands forward "
+        "the whole batch in one call: that may be wrong" in message
+    )
     # the same adapter is right on one row at a time: grad and jit pass
     check_adapter(adapter, x, checks=("specs", "jit", "grad"))
+
+
+class ReversesTheBatchBackward(jb.Adapter):
+    """A batch-aware forward; a backward that hands each row another row's cotangent."""
+
+    signature = "(n)->(n)"
+    vectorized = True
+
+    def forward(self, x):
+        return x / 2
+
+    def backward(self, res, g):
+        return (g[::-1] / 2 if g.ndim > 1 else g / 2,)
+
+
+def test_a_backward_that_mixes_batch_elements_is_named():
+    x = np.random.default_rng(0).normal(size=3).astype(np.float32)
+    message = _failure(ReversesTheBatchBackward(), x)
+    assert "the 'vmap' check failed" in message
+    assert "the cotangent of 'x'" in message
+    assert "so the bridge hands backward the whole batch in one call" in message
 
 
 class UpcastingSine(jb.Adapter):

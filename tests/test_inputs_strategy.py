@@ -80,6 +80,35 @@ def test_sizes_fix_dimensions(data):
     assert w.shape == (5, 1) and b.shape == (1,) and x.shape[1] == 5
 
 
+@given(data=st.data())
+def test_sizes_stay_within_min_size_and_max_size(data):
+    low = data.draw(st.integers(0, 3), label="min_size")
+    high = data.draw(st.integers(max(low, 1), 5), label="max_size")
+    x, w, b = data.draw(inputs(Linear(), min_size=low, max_size=high))
+    assert all(low <= d <= high for d in (*x.shape, *w.shape, *b.shape))
+
+
+def test_min_size_gives_room_to_an_adapter_that_needs_it():
+    """An eigensolver for the ``k`` largest eigenvalues needs ``n > k``: with ``min_size=k + 1``
+    every draw has room, and the smallest draw (where Hypothesis shrinks to) is ``n = k + 1``."""
+
+    class LargestEigenvalues(jb.Adapter):
+        signature = "(n,n)->(k)"
+        domains = {"a": "spd"}
+        k = 2
+
+        def forward(self, a):
+            return np.linalg.eigvalsh(a)[-self.k :]
+
+    adapter = LargestEigenvalues()
+    (a,) = find(inputs(adapter, min_size=3, max_size=4), lambda args: True)
+    assert a.shape == (3, 3)
+    (a,) = find(inputs(adapter, min_size=3, max_size=4), lambda args: args[0].shape[-1] > 3)
+    assert a.shape == (4, 4)
+    (a,) = find(inputs(adapter, min_size=0), lambda args: True)
+    assert a.shape == (0, 0)  # empty inputs, when asked for
+
+
 def test_raw_zeros_give_the_simplest_inputs():
     """Hypothesis shrinks towards them: the minimal example of each kind."""
     simplest = {"real": 0.0, "positive": 1.0, "away_from_zero": 0.25, "integer": 4}
@@ -117,3 +146,9 @@ def test_declarations_that_cannot_work_are_errors():
         inputs(Linear(), sizes={"q": 2})
     with pytest.raises(TypeError, match="floating dtype"):
         inputs(Linear(), dtype=np.int32)
+    with pytest.raises(ValueError, match=r"`min_size` must be an integer of at least 0, got -1"):
+        inputs(Linear(), min_size=-1)
+    with pytest.raises(ValueError, match=r"`max_size` must be .* at least `min_size` \(4\)"):
+        inputs(Linear(), min_size=4, max_size=3)
+    with pytest.raises(ValueError, match=r"`max_size` must be .* got 0"):
+        inputs(Linear(), max_size=0)

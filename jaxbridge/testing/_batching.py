@@ -63,6 +63,20 @@ def check_vmap(s: Subject) -> None:
     _check_broadcast(s)
 
 
+def _not_batch_aware(s: Subject, method: str) -> str:
+    """The likely cause of a batched result that differs from the per-element ones, for a
+    vectorized adapter (the bridge then hands ``method`` whole batches at once); JAX batches
+    a ``pullback`` itself."""
+    if not type(s.adapter).vectorized or (method == "backward" and not s.host_backward):
+        return ""
+    return (
+        f". {s.owner} declares `vectorized = True`, so the bridge hands {method} the whole "
+        f"batch in one call: that may be wrong, if {method} does not treat leading axes as "
+        f"batch axes (a reduction or an index over all axes mixes batch elements); remove "
+        f"it to have the bridge loop over the batch"
+    )
+
+
 def _check_broadcast(s: Subject) -> None:
     """Leading batch axes given to the adapter directly; unbatched arguments broadcast, and
     their gradients sum over the batch."""
@@ -79,7 +93,8 @@ def _check_broadcast(s: Subject) -> None:
         keys = tuple((0, k) if m else (0, 0) for m in mask)
         for o, (got, expected) in enumerate(zip(outputs, ref_outputs)):
             what = f"{description}: output {o} at batch element {k}"
-            s.expect_close("vmap", what, got[k], expected, "same", keys)
+            hint = _not_batch_aware(s, "forward")
+            s.expect_close("vmap", what, got[k], expected, "same", keys, hint=hint)
     if gradients is None:
         return
     for j, i in enumerate(s.wrt):
@@ -87,7 +102,10 @@ def _check_broadcast(s: Subject) -> None:
             for k, (_, ref_gradients) in enumerate(refs):
                 keys = tuple((0, k) if m else (0, 0) for m in mask)
                 what = f"{description}: the cotangent of {s.names[i]!r} at batch element {k}"
-                s.expect_close("vmap", what, gradients[j][k], ref_gradients[j], "same", keys)
+                hint = _not_batch_aware(s, "backward")
+                s.expect_close(
+                    "vmap", what, gradients[j][k], ref_gradients[j], "same", keys, hint=hint
+                )
         else:
             expected = np.sum([r[1][j] for r in refs], axis=0)
             what = f"{description}: the cotangent of the unbatched {s.names[i]!r}"
@@ -123,9 +141,13 @@ def _compare_variants(s: Subject, check: str, variants: Sequence[Variant]) -> No
             at = f"batch element {index[0]}" if len(index) == 1 else f"batch element {index}"
             for o, (got, expected) in enumerate(zip(outputs, ref_outputs)):
                 what = f"{description}: output {o} at {at}"
-                s.expect_close(check, what, got[index], expected, "same", keys)
+                hint = _not_batch_aware(s, "forward") if check == "vmap" else ""
+                s.expect_close(check, what, got[index], expected, "same", keys, hint=hint)
             if gradients is None:
                 continue
             for j, i in enumerate(s.wrt):
                 what = f"{description}: the cotangent of {s.names[i]!r} at {at}"
-                s.expect_close(check, what, gradients[j][index], ref_gradients[j], "same", keys)
+                hint = _not_batch_aware(s, "backward") if check == "vmap" else ""
+                s.expect_close(
+                    check, what, gradients[j][index], ref_gradients[j], "same", keys, hint=hint
+                )

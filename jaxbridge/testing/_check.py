@@ -75,16 +75,23 @@ def check_adapter(
     - ``"transpose"``, where the adapter has rules for both modes: ``<g, J t> = <J^T g,
       t>`` between ``jax.jvp`` and ``jax.vjp`` through the bridge, for each floating
       argument, to rounding: a cheap, exact test that the two rules agree.
-    - ``"hessian"``, where both rules are JAX code (``pushforward`` and ``pullback``, built
-      from bridged calls): for ``sum(ct * adapter(*args))`` and a random direction ``v``,
-      the Hessian-vector product by forward over reverse (as ``jax.hessian``) equals central
-      differences of the bridge's gradient along ``v``, and the product by reverse over
-      reverse; and ``<v, H v>`` by forward over forward equals that of forward over reverse.
+    - ``"hessian"``, wherever second derivatives are defined: in each composition of modes
+      that differentiates a rule written in JAX (or any rule of an adapter linear in all its
+      floating arguments), the second derivative of ``sum(ct * adapter(*args))`` along a
+      random direction ``v`` equals central differences along ``v`` of the bridge's gradient
+      (of ``<gradient, v>`` by ``jax.jvp`` for an adapter without a reverse-mode rule), and
+      the compositions agree with each other. The compositions: forward over reverse (as
+      ``jax.hessian``; a JAX ``pullback`` and a forward-mode rule, host ``jvp`` included),
+      reverse over reverse (a JAX ``pullback``), reverse over forward (a JAX ``pushforward``
+      and a reverse-mode rule, host ``backward`` included), forward over forward (a JAX
+      ``pushforward``). It catches a rule that reads a residual as if it were an input (to
+      the rules' own derivatives, residuals are constants) and a wrong rule of a helper
+      adapter that a rule calls.
 
     Checks that do not apply to the adapter are skipped quietly, so that every adapter
     passes with the default ``checks``: those of forward mode without a forward-mode rule,
-    "grad" without a reverse-mode rule (``backward`` or ``pullback``), "hessian" unless both
-    rules are JAX code. Without "grad" (not asked for, or not applying), no check takes
+    "grad" without a reverse-mode rule (``backward`` or ``pullback``), "hessian" where every
+    rule runs on the host. Without "grad" (not asked for, or not applying), no check takes
     gradients.
 
     The batch holds ``batch`` elements: the first is ``args``, the others are drawn from

@@ -22,13 +22,17 @@ def inputs(
     dtype: Any = np.float32,
     batch: tuple[int, ...] | SearchStrategy[tuple[int, ...]] = (),
     sizes: Mapping[str, int] | None = None,
+    min_size: int = 1,
     max_size: int = 3,
 ) -> SearchStrategy[tuple[np.ndarray, ...]]:
     """A strategy of argument tuples for one call of ``adapter``.
 
-    Each dimension name in ``adapter.signature``'s inputs gets one size from 1 to
-    ``max_size`` (the same for every argument that names it), or the size ``sizes`` fixes
-    for it (for dimensions a static parameter decides, such as a sparse pattern's). Every
+    Each dimension name in ``adapter.signature``'s inputs gets one size from ``min_size``
+    to ``max_size``, both included (the same for every argument that names it), or the size
+    ``sizes`` fixes for it (for dimensions a static parameter decides, such as a sparse
+    pattern's; ``sizes`` may lie outside the bounds). Raise ``min_size`` for an adapter that
+    needs room: one that computes ``k`` eigenvalues of an ``(n, n)`` matrix with ``k < n``
+    fails on every draw with ``n <= k``. Sizes shrink towards ``min_size``. Every
     argument gets the leading axes ``batch`` (a shape, or a strategy of shapes). Values come
     from ``adapter.domains``; floating arguments have ``dtype``, ``"integer"`` ones int32.
     Raw values shrink towards the simplest input of each kind (zeros, ones, the identity).
@@ -65,14 +69,19 @@ def inputs(
             f"`sizes` names {sorted(set(fixed) - set(dims))}, which are not dimensions of "
             f"{owner}'s inputs in {signature.text!r}."
         )
-    if max_size < 1:
-        raise ValueError(f"`max_size` must be at least 1, got {max_size}.")
+    if not (isinstance(min_size, int) and min_size >= 0):
+        raise ValueError(f"`min_size` must be an integer of at least 0, got {min_size!r}.")
+    if not (isinstance(max_size, int) and max_size >= max(min_size, 1)):
+        raise ValueError(
+            f"`max_size` must be an integer of at least `min_size` ({min_size}) and 1, got "
+            f"{max_size!r}."
+        )
     batches = batch if isinstance(batch, st.SearchStrategy) else st.just(tuple(batch))
     raw_entries = st.floats(-1.0, 1.0, allow_subnormal=False)
 
     @st.composite
     def arguments(draw: Any) -> tuple[np.ndarray, ...]:
-        size = {d: fixed[d] if d in fixed else draw(st.integers(1, max_size)) for d in dims}
+        size = {d: fixed[d] if d in fixed else draw(st.integers(min_size, max_size)) for d in dims}
         lead = tuple(draw(batches))
         values = []
         for kind, core in zip(kinds, signature.inputs):

@@ -47,6 +47,12 @@ CHECKS: dict[str, str] = {
 }
 """Every check, in the order ``check_adapter`` runs them, with the statement it tests."""
 
+FORWARD_OVER_REVERSE = "forward over reverse (jax.jvp of jax.grad, as jax.hessian)"
+REVERSE_OVER_REVERSE = "reverse over reverse (jax.vjp of jax.grad)"
+REVERSE_OVER_FORWARD = "reverse over forward (jax.grad of jax.jvp)"
+FORWARD_OVER_FORWARD = "forward over forward (jax.jvp of jax.jvp)"
+"""The compositions of modes that give second derivatives, as the "hessian" check names them."""
+
 _LEAST_SCALE = 1e-2  # the least scale of a drawn tangent, as in the finite differences
 
 
@@ -193,18 +199,39 @@ class Subject:
         )
 
     @functools.cached_property
+    def host_backward(self) -> bool:
+        """Whether the reverse-mode rule runs on the host: ``backward``, not ``pullback``."""
+        return overrides(self.adapter, "backward") and not overrides(self.adapter, "pullback")
+
+    @functools.cached_property
     def reverse_rule(self) -> bool:
         """Whether the adapter has a reverse-mode rule: ``backward`` or ``pullback``."""
         return _reverse_rule(self.adapter)
+
+    @functools.cached_property
+    def second_orders(self) -> tuple[str, ...]:
+        """The compositions of modes that give second derivatives (see ``_hessian``): those
+        that differentiate a rule written in JAX (``pullback``, ``pushforward``), or any rule
+        of an adapter linear in all its floating arguments (its rules are constant)."""
+        adapter = self.adapter
+        linear = fully_linear(adapter, plan_of(adapter, self.args))
+        pullback = overrides(adapter, "pullback") or (linear and self.reverse_rule)
+        pushforward = overrides(adapter, "pushforward") or linear
+        found = {
+            FORWARD_OVER_REVERSE: pullback and self.forward_rule,
+            REVERSE_OVER_REVERSE: pullback,
+            REVERSE_OVER_FORWARD: pushforward and self.reverse_rule,
+            FORWARD_OVER_FORWARD: pushforward,
+        }
+        return tuple(c for c, exists in found.items() if exists)
 
     def applies(self, check: str, differentiable: bool) -> bool:
         """Whether ``check`` says anything about this adapter; those that do not are skipped.
 
         The checks of derivative rules need floating arguments and outputs; "grad" needs a
         reverse-mode rule (and without one, no check takes gradients), "jvp" a forward-mode
-        rule, "transpose" one of each mode, "hessian" both rules written in JAX
-        (``pushforward`` and ``pullback``, whose own derivatives come from the bridged calls
-        they are made of), "linear_transpose" a non-empty ``linear_in``.
+        rule, "transpose" one of each mode, "hessian" a rule that differentiates again (see
+        ``second_orders``), "linear_transpose" a non-empty ``linear_in``.
         """
         adapter = self.adapter
         if check == "grad":
@@ -216,11 +243,7 @@ class Subject:
         if check == "transpose":
             return differentiable and self.forward_rule and self.reverse_rule
         if check == "hessian":
-            return (
-                differentiable
-                and overrides(adapter, "pushforward")
-                and overrides(adapter, "pullback")
-            )
+            return differentiable and bool(self.second_orders)
         return True
 
     # --- what the checks share
@@ -316,14 +339,16 @@ class Subject:
         labels: tuple[str, str] = ("batched", "from a call on that element alone"),
         uncertainty: np.ndarray | None = None,
         least_scale: tuple[float, str] | None = None,
+        hint: str = "",
     ) -> None:
         """Raise the failure of ``check`` if ``got`` and ``expected`` differ; ``keys`` says
         which batch element they stand for (``None``: ``args``). ``uncertainty`` and
-        ``least_scale`` are passed on to ``mismatch``."""
+        ``least_scale`` are passed on to ``mismatch``; ``hint``, a likely cause, ends the
+        message."""
         tol = self.tolerance(tier)
         problem = mismatch(got, expected, tol, labels, uncertainty, least_scale)
         if problem is not None:
-            raise self.failure(check, f"{what} {problem}", self.inputs(keys))
+            raise self.failure(check, f"{what} {problem}{hint}", self.inputs(keys))
 
     @functools.cached_property
     def plain(self) -> Result:
