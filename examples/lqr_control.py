@@ -23,6 +23,7 @@ within 1% of it.
 """
 
 import argparse
+import time
 
 import jax
 
@@ -64,6 +65,7 @@ def descend(cost, k, steps, a, b, optimum):
     value = jax.jit(cost)
     # Near the optimum J is flat to rounding long before K stops moving: stop on the
     # gradient instead, once it is a million times smaller than at the start.
+    began = time.perf_counter()
     tolerance = 1e-6 * jnp.linalg.norm(value_and_grad(k)[1])
     step = 1e-3
     for i in range(steps + 1):
@@ -71,7 +73,11 @@ def descend(cost, k, steps, a, b, optimum):
         converged = jnp.linalg.norm(grad) < tolerance
         if i % (steps // 8) == 0 or i == steps or converged:
             gap = np.linalg.norm(k - optimum) / np.linalg.norm(optimum)
-            print(f"  step {i:5d}  J(K) = {j:.8f}   |K - K*| / |K*| = {gap:.2e}")
+            elapsed = time.perf_counter() - began
+            print(
+                f"  step {i:5d}  J(K) = {j:.8f}   |K - K*| / |K*| = {gap:.2e}   ({elapsed:.0f} s)",
+                flush=True,
+            )
         if converged:
             print("  converged: the gradient is a million times smaller than at the start")
             break
@@ -97,6 +103,11 @@ def main():
     parser.add_argument("--fast", action="store_true", help="fewer steps (CI)")
     steps = 800 if parser.parse_args().fast else 3000
 
+    print(
+        "LQR control: tune the feedback gain that balances an inverted pendulum on a cart, by "
+        "gradient\ndescent on a cost computed through SciPy's Lyapunov solver, and compare it "
+        "with the Riccati optimum.\n"
+    )
     a, b = cart_pole()
     n, m = b.shape
     q, r = np.eye(n), np.eye(m)
@@ -115,11 +126,14 @@ def main():
         return jnp.trace(p)
 
     # The optimum must be a stationary point of the cost computed through the bridge.
+    print("the gradient of J through LyapunovSolve at the Riccati optimum (compiles it first):")
     grad_at_optimum = np.linalg.norm(jax.grad(cost)(jnp.asarray(k_star)))
-    print(f"Riccati optimum: K* = {np.array2string(k_star, precision=4)}")
+    print(f"  Riccati optimum: K* = {np.array2string(k_star, precision=4)}")
     print(f"  J(K*) = trace(P*) = {np.trace(p_star):.8f}, |∇J(K*)| = {grad_at_optimum:.1e}")
     if not grad_at_optimum < 1e-8 * np.linalg.norm(k_star):
-        raise SystemExit("the gradient through LyapunovSolve does not vanish at the optimum")
+        raise SystemExit(
+            "FAILED: the gradient through LyapunovSolve does not vanish at the optimum."
+        )
 
     k0 = scipy.signal.place_poles(a, b, [-1.0, -1.5, -2.0, -2.5]).gain_matrix
     print(f"\npole-placement start: K0 = {np.array2string(k0, precision=4)}")
@@ -131,8 +145,11 @@ def main():
     print(f"Riccati optimum: K* = {np.array2string(k_star, precision=4)}")
     print(f"relative distance |K - K*| / |K*| = {gap:.2e} (tolerance 1e-2)")
     if not gap < 1e-2:
-        raise SystemExit("the tuned gain is not within 1% of the Riccati optimum")
-    print("The tuned gain is within 1% of the Riccati optimum.")
+        raise SystemExit("FAILED: the tuned gain is not within 1% of the Riccati optimum.")
+    print(
+        "Success: the gain tuned by gradient descent is within 1% of the Riccati optimum K* "
+        "(from scipy.linalg.solve_continuous_are)."
+    )
 
 
 if __name__ == "__main__":

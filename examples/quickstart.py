@@ -28,6 +28,10 @@ def show(label: str, bridged: jax.Array, native: jax.Array) -> bool:
 
 
 def main() -> None:
+    print(
+        "Quickstart: call NumPy and SciPy (a doubling, scipy.linalg's LU solve) from JAX, "
+        "under jit,\nvmap and grad, and compare every answer with native JAX's.\n"
+    )
     double, solve = Doubling(), LinearSolve()
     xs = jnp.linspace(-1.0, 1.0, 4)
     rng = np.random.default_rng(0)
@@ -66,8 +70,8 @@ def main() -> None:
         ),
     ]
     if not all(checks):
-        raise SystemExit("jaxbridge and native JAX disagree")
-    print("\nAll bridged results agree with native JAX.")
+        raise SystemExit("FAILED: jaxbridge and native JAX disagree (see DISAGREE above).")
+    print(f"\nSuccess: all {len(checks)} bridged results agree with native JAX (to 1e-10).")
 
 
 if __name__ == "__main__":
