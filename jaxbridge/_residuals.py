@@ -27,13 +27,14 @@ parameter of ``jit`` and ``custom_jvp_call``), ``jax.extend.core.Var``.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
 from jax.extend.core import Var
+
+from ._caches import per_object
 
 if TYPE_CHECKING:
     from ._adapter import Adapter
@@ -64,13 +65,22 @@ def refuse_differentiated_residuals(
     if not rules:
         return  # host rules: differentiating them again is refused on its own
     key = tuple((tuple(jax.typeof(p).shape), np.dtype(jax.typeof(p).dtype)) for p in primals)
+    reads = _reads(adapter)
     for rule in rules:
-        found = _residual_read(adapter, rule, key)
+        if (rule, key) not in reads:
+            reads[rule, key] = _residual_read(adapter, rule, key)
+        found = reads[rule, key]
         if found is not None:
             raise TypeError(_READS_RESIDUAL.format(owner=plan.owner, rule=rule, index=found))
 
 
-@functools.lru_cache(maxsize=1024)
+@per_object
+def _reads(adapter: Adapter) -> dict[tuple, int | None]:
+    """``_residual_read``'s answers for ``adapter``, by rule and argument shapes: kept while
+    the adapter is (tracing a rule is the costly part)."""
+    return {}
+
+
 def _residual_read(adapter: Adapter, rule: str, key: tuple) -> int | None:
     """The first floating residual that ``adapter``'s JAX ``rule`` computes with, on
     arguments of shapes and dtypes ``key``; ``None`` if none (or if the rule cannot be traced
