@@ -11,6 +11,7 @@ from typing import Any, ClassVar, dataclass_transform
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 
 from ._bridge import call, host_pullback, host_pushforward
 from ._plan import arg_names
@@ -254,7 +255,7 @@ class Adapter:
 
 def _check_parameter(owner: str, name: str, value: object) -> None:
     """A static parameter is part of the adapter's identity: hashable, never traced."""
-    if isinstance(value, jax.core.Tracer):
+    if isinstance(value, Tracer):
         raise TypeError(
             f"{owner}: parameter '{name}' got a traced value (under jit, grad or vmap), but it "
             f"is a static parameter, fixed when a call is traced. To differentiate in it or "
