@@ -861,3 +861,24 @@ def test_catches_one_percent_in_the_share_of_a_small_output():
 def test_passes_a_correct_adapter_on_an_empty_batch():
     """A batch of size 0 is a valid call; the "specs" check took its element 0."""
     check_adapter(Cube(), np.zeros((0,), np.float32))
+
+
+def test_a_host_error_under_jit_is_reported_in_one_line_not_a_whole_traceback():
+    class Unbatchable(jb.Adapter):
+        signature = "()->()"
+        vectorized = True
+
+        def forward(self, x):
+            if x.ndim:
+                raise ValueError("no batches here")
+            return x**3
+
+    with pytest.raises(AssertionError) as caught:
+        check_adapter(Unbatchable(), np.float32(0.5), checks=["vmap"])
+    message = str(caught.value)
+    # before: the JaxRuntimeError's whole traceback was embedded in the message
+    assert "Traceback" not in message and "File " not in message
+    assert (
+        "it raised ValueError: Unbatchable.forward raised ValueError on the host: no batches here"
+        in message
+    )

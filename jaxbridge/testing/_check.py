@@ -141,7 +141,15 @@ def check_adapter(
             except AssertionError:
                 raise
             except Exception as error:
-                message = str(error).rstrip(".")
-                raise subject.failure(
-                    check, f"it raised {type(error).__name__}: {message}"
-                ) from error
+                raise subject.failure(check, f"it raised {_in_one_line(error)}") from error
+
+
+def _in_one_line(error: Exception) -> str:
+    """``error`` as its type and message; for an error that JAX re-raised from a host call
+    (a ``JaxRuntimeError`` whose message holds the whole traceback), the host error's own
+    last line alone. The full error stays the failure's cause."""
+    message = str(error)
+    if "Traceback (most recent call last)" in message:
+        host = message.split("\n--------------------")[0].rstrip().splitlines()
+        return host[-1].rstrip(".")
+    return f"{type(error).__name__}: {message.rstrip('.')}"
