@@ -13,12 +13,13 @@ its own derivative: ``jax.hessian`` gave 0.0 for 4.02).
 ``refuse_differentiated_residuals`` tells these apart when the forward with residuals is
 differentiated with a tangent in an argument the residuals are computed from: it traces each
 JAX rule once (per adapter and shapes) and follows every floating residual through it. A
-residual that reaches the rule's results other than through a bridged call or
-``stop_gradient`` is an error naming the adapter, the rule and the residual. Higher-order
-primitives other than ``jit`` and ``custom_jvp_call`` are followed as a whole (any tainted
-input taints every output). A bridged call's own rules are not looked into: where they use
-the tangent of a residual passed to them, ``jaxbridge.testing.check_adapter``'s "hessian"
-check catches the error by finite differences.
+residual that reaches the rule's results other than through a bridged call,
+``stop_gradient`` or a comparison is an error naming the adapter, the rule and the
+residual. Higher-order primitives other than ``jit`` and ``custom_jvp_call`` are followed
+as a whole (any tainted input taints every output). A bridged call's own rules are not
+looked into: where they use the tangent of a residual passed to them,
+``jaxbridge.testing.check_adapter``'s "hessian" check catches the error by finite
+differences.
 
 JAX structures used: ``jax.make_jaxpr`` and the jaxpr it returns (``jaxpr.eqns``, each
 equation's ``primitive.name``, ``invars``, ``outvars`` and the ``jaxpr``/``call_jaxpr``
@@ -40,9 +41,13 @@ if TYPE_CHECKING:
     from ._adapter import Adapter
     from ._plan import Plan
 
-_BARRIERS = frozenset({"jaxbridge_forward", "jaxbridge_jvp", "jaxbridge_vjp", "stop_gradient"})
-"""Where a residual may go: a bridged call (its own rules answer for the derivative) or
-``stop_gradient`` (the rule says that the residual's derivative is accounted for)."""
+_BARRIERS = frozenset(
+    {"jaxbridge_forward", "jaxbridge_jvp", "jaxbridge_vjp", "stop_gradient"}
+    | {"sign", "floor", "ceil", "round"}
+)
+"""Where a residual may go: a bridged call (its own rules answer for the derivative),
+``stop_gradient`` (the rule says that the residual's derivative is accounted for), or a
+function whose derivative is zero. (Comparisons too: their results are not floating.)"""
 
 _FOLLOWED = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr"}
 _FOLLOWED_CUSTOM = {"custom_jvp_call": "call_jaxpr"}
@@ -132,9 +137,13 @@ def _follow(jaxpr: Any, tainted: dict[Any, set[int]]) -> dict[Any, set[int]]:
             every = set().union(*ins)
             outs = [every] * len(eqn.outvars)
         for v, s in zip(eqn.outvars, outs):
-            if s:
+            if s and _floating(v):  # a derivative travels in floating values only
                 tainted[v] = s
     return tainted
+
+
+def _floating(v: Any) -> bool:
+    return bool(np.issubdtype(getattr(v.aval, "dtype", np.float64), np.inexact))
 
 
 _READS_RESIDUAL = (

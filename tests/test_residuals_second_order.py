@@ -187,3 +187,31 @@ def test_readme_example():
         namespace,
     )
     np.testing.assert_allclose(jax.hessian(namespace["Right"]())(X), 6 * X, rtol=1e-15)
+
+
+class AbsFromSavedSign(jb.Adapter):
+    """``|x|`` with its sign saved as a float: the pullback only compares it with 0, which
+    has no derivative, so a second derivative is allowed (and zero)."""
+
+    signature = "()->()"
+    vectorized = True
+
+    def residual_specs(self, x):
+        return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+    def forward(self, x):
+        return np.abs(x), np.where(x < 0, -1.0, 1.0).astype(x.dtype)
+
+    def jvp(self, res, tangents):
+        _, _, sign = res
+        return tangents[0] * sign
+
+    def pullback(self, res, g):
+        _, _, sign = res
+        return (jnp.where(sign < 0, -g, g),)
+
+
+def test_a_residual_that_is_only_compared_is_allowed():
+    f = AbsFromSavedSign()
+    assert jax.hessian(f)(X) == 0.0
+    assert jax.grad(jax.grad(lambda x: jnp.sin(f(x))))(-X) == pytest.approx(-np.sin(X), rel=1e-15)

@@ -41,8 +41,8 @@ CHECKS: dict[str, str] = {
     "jvp": "forward-mode tangents equal central finite differences in float64",
     "transpose": "the forward-mode and reverse-mode rules are transposes: <g, J t> = <J^T g, t>",
     "hessian": (
-        "Hessian-vector products by forward over reverse, reverse over reverse and finite "
-        "differences of the gradient agree"
+        "second derivatives, in every composition of modes the rules define, equal finite "
+        "differences of the gradient and each other"
     ),
 }
 """Every check, in the order ``check_adapter`` runs them, with the statement it tests."""
