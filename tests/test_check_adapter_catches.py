@@ -315,6 +315,7 @@ CORRECT = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter,args", CORRECT, ids=[type(a).__name__ for a, _ in CORRECT])
 def test_passes_on_correct_adapters(adapter, args):
     check_adapter(adapter, *args)
@@ -325,6 +326,7 @@ def test_passes_in_float64():
         check_adapter(Solve(), np.eye(3) + 0.3 * RNG.normal(size=(3, 3)), RNG.normal(size=3))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", [Power(), Moments(), InverseQuadratic(), Log()], ids=repr)
 @given(data=st.data())
 def test_passes_on_drawn_inputs(adapter, input_limits, data):

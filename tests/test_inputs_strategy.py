@@ -80,6 +80,7 @@ def test_sizes_fix_dimensions(data):
     assert w.shape == (5, 1) and b.shape == (1,) and x.shape[1] == 5
 
 
+@pytest.mark.slow
 def test_raw_zeros_give_the_simplest_inputs():
     """Hypothesis shrinks towards them: the minimal example of each kind."""
     simplest = {"real": 0.0, "positive": 1.0, "away_from_zero": 0.25, "integer": 4}
@@ -98,6 +99,7 @@ def test_a_callable_builds_the_input():
     assert np.all(x % 2 == 1)
 
 
+@pytest.mark.slow
 def test_values_near_underflow_are_flushed_to_zero():
     """No product of two drawn entries is subnormal (XLA would flush it to 0, NumPy not)."""
     adapter = _adapter("(n)", lambda raw: np.full(raw.shape, 1e-30))
