@@ -23,8 +23,8 @@ array at all, so no gradient can be asked for it; passing a traced value is refu
 a clear error when the adapter is built (shown at the end). Each order compiles its own
 program, which is what one wants for a handful of orders.
 
-    python examples/custom_adapter.py           # under ten seconds
-    python examples/custom_adapter.py --fast    # a few seconds: fewer samples and steps
+    python examples/custom_adapter.py           # ~10 s of CPU (three orders)
+    python examples/custom_adapter.py --fast    # ~6 s of CPU: one order, fewer samples and steps
 """
 
 import argparse

@@ -12,8 +12,8 @@ progress as it trains, saves a plot of the fit (with matplotlib: ``pip install -
 ".[plot]"``; without it, it says so and carries on), and exits non-zero unless the
 validation loss fell at least tenfold.
 
-    python examples/kernel_ridge.py                   # 10-20 seconds, kernel_ridge.png
-    python examples/kernel_ridge.py --fast            # a few seconds: fewer points and steps
+    python examples/kernel_ridge.py                   # ~45 s of CPU, kernel_ridge.png
+    python examples/kernel_ridge.py --fast            # ~11 s of CPU: fewer points and steps
     python examples/kernel_ridge.py --plot fit.png    # the plot elsewhere
 """
 

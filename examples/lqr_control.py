@@ -18,8 +18,8 @@ The best gain is known in closed form: ``K* = R⁻¹ Bᵀ P*`` with ``P*`` from
 ``scipy.linalg.solve_continuous_are``. The script exits non-zero unless the tuned gain is
 within 1% of it.
 
-    python examples/lqr_control.py          # up to 3000 steps: converges fully
-    python examples/lqr_control.py --fast   # 800 steps, enough for 1%
+    python examples/lqr_control.py          # up to 3000 steps, converges fully: ~12 s of CPU
+    python examples/lqr_control.py --fast   # 800 steps, enough for 1%: ~11 s of CPU
 """
 
 import argparse

@@ -15,8 +15,8 @@ That reference is this sample's maximum-likelihood point, not the true ν: from 
 points the likelihood barely tells ν = 1.5 from ν = 3.4, and its maximum is at the latter.
 The check is of the gradient through ``kv``, not of how well ν can be estimated.
 
-    python examples/matern_gp.py           # about 15 s (the grid search takes most)
-    python examples/matern_gp.py --fast    # about 5 s: fewer points, a coarser grid (CI)
+    python examples/matern_gp.py           # ~30 s of CPU (the grid search takes a third)
+    python examples/matern_gp.py --fast    # ~13 s of CPU: fewer points, a coarser grid
 """
 
 import argparse
@@ -90,7 +90,7 @@ def main() -> None:
     start = np.log([0.5, 3.0])
     print(
         f"\n1. by gradient: L-BFGS-B from ν = {np.exp(start[0]):g}, ℓ = {np.exp(start[1]):g} "
-        "(the first step also compiles: a few seconds)"
+        "(the first step also compiles)"
     )
     iterations = []
 

@@ -18,8 +18,8 @@ script prints a progress bar, saves a plot (with matplotlib: ``pip install -e ".
 without it, it says so and carries on), and exits non-zero unless the learned model
 reproduces every observed portfolio to 0.01 (in each weight).
 
-    python examples/portfolio.py          # 24 days, 300 steps
-    python examples/portfolio.py --fast   # 8 days, 120 steps (CI): weights to ~2e-3
+    python examples/portfolio.py          # 24 days, 300 steps: ~55 s of CPU
+    python examples/portfolio.py --fast   # 8 days, 120 steps: ~15 s of CPU, weights to ~2e-3
 """
 
 import argparse

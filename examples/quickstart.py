@@ -1,9 +1,9 @@
-"""jaxbridge in a few seconds: SciPy and NumPy on the host, inside jit, vmap and grad.
+"""jaxbridge in one script: SciPy and NumPy on the host, inside jit, vmap and grad.
 
 Each line prints the bridged answer beside native JAX's, and the script exits non-zero if
 any pair disagrees.
 
-    python examples/quickstart.py
+    python examples/quickstart.py     # ~8 s of CPU, most of it importing JAX and compiling
 """
 
 import jax

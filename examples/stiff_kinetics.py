@@ -21,7 +21,7 @@ matplotlib: ``pip install -e ".[plot]"``; without it, it says so and carries on)
 non-zero unless every rate constant is recovered within 3%.
 
     python examples/stiff_kinetics.py            # 30 observation times
-    python examples/stiff_kinetics.py --fast     # 8 observation times (CI)
+    python examples/stiff_kinetics.py --fast     # 8 observation times: ~36 s of CPU
     python examples/stiff_kinetics.py --plot fit.png
 """
 

@@ -10,6 +10,13 @@ small; they differ in how much they explore:
 - ``thorough``: ``JAXBRIDGE_HYPOTHESIS_PROFILE=thorough pytest``. 100 random examples per
   test, dimensions up to 4, batch shapes up to (2, 3). Run it after changing an adapter or
   the bridge; it takes minutes.
+- ``smoke``: the default of the quick subset, ``pytest -m "not slow"`` (README, Install and
+  run): 2 examples per test, derandomized, the quick profile's sizes, so that every adapter
+  still goes through ``check_adapter`` once or twice. An explicit
+  ``JAXBRIDGE_HYPOTHESIS_PROFILE`` wins.
+
+The ``slow`` marker (registered in ``pyproject.toml``) marks the tests that ``-m "not slow"``
+leaves out; plain ``pytest`` runs them all.
 """
 
 from __future__ import annotations
@@ -40,8 +47,13 @@ _PROFILES = {
         settings(deadline=None, max_examples=100),
         InputLimits(max_size=4, batches=((), (2,), (3,), (2, 3))),
     ),
+    "smoke": (
+        settings(deadline=None, max_examples=2, derandomize=True),
+        InputLimits(max_size=2, batches=((), (2,))),
+    ),
 }
-_PROFILE = os.environ.get("JAXBRIDGE_HYPOTHESIS_PROFILE", "quick")
+_CHOSEN = os.environ.get("JAXBRIDGE_HYPOTHESIS_PROFILE")
+_PROFILE = _CHOSEN or "quick"
 if _PROFILE not in _PROFILES:
     raise ValueError(
         f"JAXBRIDGE_HYPOTHESIS_PROFILE={_PROFILE!r}; the profiles are {sorted(_PROFILES)}."
@@ -58,6 +70,11 @@ def input_limits() -> InputLimits:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    global _PROFILE
+    # the quick subset, `pytest -m "not slow"`, draws fewer examples unless told otherwise
+    if _CHOSEN is None and "not slow" in (config.getoption("markexpr", "") or ""):
+        _PROFILE = "smoke"
+        settings.load_profile(_PROFILE)
     # On a failing example Hypothesis drafts a patch with libcst, whose import warns
     # (DeprecationWarning from mypy_extensions, where installed); under `filterwarnings =
     # error` that warning would replace the test's own failure report.

@@ -178,6 +178,12 @@ def _id(case: Case) -> str:
     return f"{name}-{case.adapter.assume_a}" if isinstance(case.adapter, LinearSolve) else name
 
 
+# The quick subset (`pytest -m "not slow"`, with the smoke Hypothesis profile) checks one
+# adapter of each family in float64; each case costs seconds of compiling per example, so
+# the rest, and float32, are marked slow (plain `pytest` runs them all).
+_QUICK = {"Doubling", "LinearSolve-gen", "SosFilter", "Root", "Quad", "Jv"}
+
+
 def _exported_adapters():
     """``(where, class)`` for every adapter that ``jaxbridge.adapters`` or one of its
     subpackages (``linalg``, ``special``, ...) exports, as a class or as a ready instance."""
@@ -206,6 +212,7 @@ def test_every_exported_adapter_is_listed():
     )
 
 
+@pytest.mark.slow  # seconds of compiling per case; test_check_adapter_passes runs the checks
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_every_check_runs_that_should(case):
     """The checks that do not apply to an adapter are skipped quietly: make sure that those
@@ -218,7 +225,12 @@ def test_every_check_runs_that_should(case):
 @pytest.mark.parametrize(
     ("case", "dtype"),
     [
-        pytest.param(case, dtype, id=f"{_id(case)}-{np.dtype(dtype).name}")
+        pytest.param(
+            case,
+            dtype,
+            id=f"{_id(case)}-{np.dtype(dtype).name}",
+            marks=() if _id(case) in _QUICK and dtype == np.float64 else pytest.mark.slow,
+        )
         for dtype in (np.float32, np.float64)
         for case in CASES
         if dtype == np.float64 or case.float32

@@ -315,6 +315,7 @@ CORRECT = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter,args", CORRECT, ids=[type(a).__name__ for a, _ in CORRECT])
 def test_passes_on_correct_adapters(adapter, args):
     check_adapter(adapter, *args)
@@ -325,6 +326,7 @@ def test_passes_in_float64():
         check_adapter(Solve(), np.eye(3) + 0.3 * RNG.normal(size=(3, 3)), RNG.normal(size=3))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", [Power(), Moments(), InverseQuadratic(), Log()], ids=repr)
 @given(data=st.data())
 def test_passes_on_drawn_inputs(adapter, input_limits, data):
@@ -376,6 +378,7 @@ class LinearJvpIgnoresB(SeedLinear):
         return super().jvp(res, (dx, dw, None))
 
 
+@pytest.mark.slow
 def test_catches_a_jvp_one_percent_off():
     message = _failure(LinearJvpOnePercentOff(), _normal(2, 3), _normal(3, 2), _normal(2))
     assert "the 'jvp' check failed" in message
@@ -383,6 +386,7 @@ def test_catches_a_jvp_one_percent_off():
     assert 0.003 < _off_by(message) < 0.011
 
 
+@pytest.mark.slow
 def test_catches_a_jvp_that_ignores_a_tangent():
     message = _failure(LinearJvpIgnoresB(), _normal(2, 3), _normal(3, 2), _normal(2))
     assert "the 'jvp' check failed" in message
@@ -397,6 +401,7 @@ class MatVecJvpTransposed(MatVec):
         return (0 if da is None else da @ x) + (0 if dx is None else a.T @ dx)  # not a @ dx
 
 
+@pytest.mark.slow
 def test_catches_a_transposed_jvp():
     args = (_normal(3, 3), _normal(3))
     message = _failure(MatVecJvpTransposed(), *args)
@@ -479,6 +484,7 @@ def _slope_from_output(res):
     return 1 - jnp.exp(-jax.lax.stop_gradient(y))  # stop_gradient: as a saved residual is
 
 
+@pytest.mark.slow
 def test_catches_rules_whose_own_derivatives_are_wrong():
     x = _normal(3)
     check_adapter(SoftplusSlopeFromOutput(), x, checks=("grad", "jvp", "transpose"))
@@ -554,6 +560,7 @@ class CentresTheBatch(jb.Adapter):
         return (g - np.mean(g),)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", [ReversesTheBatch(), CentresTheBatch()], ids=repr)
 def test_catches_a_vectorized_adapter_that_mixes_batch_elements(adapter):
     # its own generator: how far off the batch mean is depends on the draw (0.046 to 0.59
@@ -774,6 +781,7 @@ class ForwardModeSineWithoutCosine(ForwardModeSine):
         return tangents[0]
 
 
+@pytest.mark.slow
 def test_checks_that_do_not_apply_are_skipped():
     # Cube has no forward-mode rule and no linear_in: nothing to check, and no error
     check_adapter(Cube(), _normal(3), checks=("jvp", "transpose", "hessian", "linear_transpose"))
@@ -808,6 +816,7 @@ def _readme_snippet() -> str:
     return "\n".join(blocks)
 
 
+@pytest.mark.slow
 def test_readme_snippet_runs():
     namespace: dict = {"__name__": "readme_snippet"}
     exec(compile(_readme_snippet(), "README snippet", "exec"), namespace)
@@ -826,6 +835,7 @@ def test_readme_snippet_catches_a_wrong_backward():
         exec(compile(wrong, "README snippet", "exec"), namespace)
 
 
+@pytest.mark.slow
 def test_jnp_inputs_are_accepted():
     check_adapter(Cube(), jnp.arange(3.0))
 
@@ -847,6 +857,7 @@ class EnergyAndWave(jb.Adapter):
         return (200 * x * g_energy[..., None] + self.share * g_wave * np.cos(x),)
 
 
+@pytest.mark.slow
 def test_catches_one_percent_in_the_share_of_a_small_output():
     """In float32 the drawn cotangent of both outputs together gives a gradient whose
     tolerance (1e-4 of its largest entry) hides a 1% error in the small output's share; the

@@ -5,6 +5,8 @@ import jax.numpy as jnp
 import pytest
 from _cases import CASES, IDS, assert_close
 
+pytestmark = pytest.mark.slow  # each case compiles a loop and its gradient: 8-18 s on 2 busy cores
+
 
 def _scan_loss(f):
     def loss(*args):

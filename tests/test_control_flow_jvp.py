@@ -17,6 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # jvp and grad through a loop: ~35 s a case on 2 busy cores
+
 CASES = [pytest.param(c, _cases.assert_close, id=f"simple-{c.name}") for c in _cases.CASES] + [
     pytest.param(c, _solver_cases.assert_close, id=f"solver-{c.name}") for c in _solver_cases.CASES
 ]

@@ -37,6 +37,7 @@ def test_value_and_grad(case):
         assert_close((value, grad), (ref_value, ref_grad))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_jacrev(case):
     with jax.enable_x64(True):

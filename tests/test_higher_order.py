@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
 
+pytestmark = pytest.mark.slow  # hessians and third derivatives: large programs to compile
+
 CASES = [pytest.param(c, _cases.assert_close, id=f"simple-{c.name}") for c in _cases.CASES] + [
     pytest.param(c, _solver_cases.assert_close, id=f"solver-{c.name}") for c in _solver_cases.CASES
 ]

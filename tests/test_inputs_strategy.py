@@ -109,6 +109,7 @@ def test_min_size_gives_room_to_an_adapter_that_needs_it():
     assert a.shape == (0, 0)  # empty inputs, when asked for
 
 
+@pytest.mark.slow
 def test_raw_zeros_give_the_simplest_inputs():
     """Hypothesis shrinks towards them: the minimal example of each kind."""
     simplest = {"real": 0.0, "positive": 1.0, "away_from_zero": 0.25, "integer": 4}
@@ -127,6 +128,7 @@ def test_a_callable_builds_the_input():
     assert np.all(x % 2 == 1)
 
 
+@pytest.mark.slow
 def test_values_near_underflow_are_flushed_to_zero():
     """No product of two drawn entries is subnormal (XLA would flush it to 0, NumPy not)."""
     adapter = _adapter("(n)", lambda raw: np.full(raw.shape, 1e-30))

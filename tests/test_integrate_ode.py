@@ -22,6 +22,8 @@ from _integrate_cases import (
 from jaxbridge.adapters.integrate import OdeSolve
 from jaxbridge.testing import check_adapter
 
+pytestmark = pytest.mark.slow  # stiff and adjoint ODE solves, compiled per case
+
 ROBERTSON_Y0 = np.array([1.0, 0.0, 0.0])
 ROBERTSON_THETA = np.log(ROBERTSON_RATES)
 ROBERTSON_TS = np.array([0.0, 0.4, 4.0, 40.0])

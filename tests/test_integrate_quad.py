@@ -143,6 +143,7 @@ def test_vmap_and_jacrev_against_one_call_each():
             assert not np.any(np.delete(np.asarray(jac[i]), i, axis=0))  # no cross terms
 
 
+@pytest.mark.slow
 def test_check_adapter():
     from jaxbridge.testing import check_adapter
 

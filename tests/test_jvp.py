@@ -124,6 +124,7 @@ def test_jacfwd_matches_reference(case, assert_close):
         assert_close(got, expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "assert_close"), CASES)
 def test_linearize_and_vmap_of_the_linear_function(case, assert_close):
     with jax.enable_x64(True):

@@ -119,6 +119,7 @@ def test_derivatives_match_the_daleckii_krein_closed_form(name, f, df):
     _close(jax.vjp(adapter, s)[1](E)[0], expected, 1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(_MP_FUNCTIONS))
 def test_gradient_matches_finite_differences_and_catches_one_percent(name):
     adapter, _ = _MP_FUNCTIONS[name]
@@ -132,6 +133,7 @@ def test_gradient_matches_finite_differences_and_catches_one_percent(name):
         assert abs(1.01 * got[i, j] - expected) > 1e-8 * max(1.0, abs(expected))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, derivatives",
     [
@@ -156,6 +158,7 @@ def test_every_order_on_a_1x1_matrix(name, derivatives):
     assert np.isclose(jax.jacfwd(jax.grad(jax.grad(f)))(x), d3, rtol=1e-11)
 
 
+@pytest.mark.slow
 def test_sqrtm_second_derivative_matches_mpmath_diff():
     """d²/dt² sqrtm(a + t e)[0, 1] at t = 0 from jax.hessian, against mpmath's numerical
     derivative of mpmath.sqrtm at 40 digits."""
@@ -165,6 +168,7 @@ def test_sqrtm_second_derivative_matches_mpmath_diff():
     assert np.isclose(np.einsum("ij,ijkl,kl", e, hessian, e), float(expected), rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_vmap_equals_a_loop():
     stack = np.stack([A, A.T, A + np.eye(3)])
     for adapter in (sqrtm, logm):
@@ -240,6 +244,7 @@ def _care_scalar_gradient(a, b, q, r):
     return -np.array([2 * x, -2 * b * x**2 / r, 1.0, b**2 * x**2 / r**2]) / fx
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a", [1.3])  # unstable: the feedback must stabilise it
 def test_scalar_care_closed_form_and_its_gradient(a):
     b, q, r = 0.8, 1.5, 0.6
@@ -257,6 +262,7 @@ def test_scalar_care_closed_form_and_its_gradient(a):
     assert np.isclose(second, float(mpmath.diff(mp_x, a, 2)), rtol=1e-11)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a", [1.7])  # unstable: the feedback must stabilise it
 def test_scalar_dare_closed_form_and_its_derivatives(a):
     b, q, r = 0.8, 1.5, 0.6
@@ -329,6 +335,7 @@ def test_riccati_vmap_and_jit():
         _close(got[k], solve_discrete_are(stack[k], b, q, r), 1e-15)
 
 
+@pytest.mark.slow
 def test_check_adapter_on_equations():
     a, b, q, r = _system()
     small = (a[:2, :2], b[:2, :1], q[:2, :2], r[:1, :1])

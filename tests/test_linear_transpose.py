@@ -48,6 +48,7 @@ def _in_one_argument(function, args, index):
     return lambda x: function(*args[:index], x, *args[index + 1 :])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", TRANSPOSES)
 def test_linear_transpose_matches_native(name):
     """Eager; then under ``jit`` with the fixed arguments traced too, and ``vmap`` over a

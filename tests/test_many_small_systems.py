@@ -9,6 +9,8 @@ from _solver_cases import assert_close
 
 from jaxbridge.adapters import LinearSolve, LyapunovSolve, SylvesterSolve
 
+pytestmark = pytest.mark.slow  # batches of 50 systems, compiled per size
+
 
 def _systems(count: int, n: int, positive: bool = False, seed: int = 0):
     rng = np.random.default_rng(seed)

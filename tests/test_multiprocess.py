@@ -22,6 +22,8 @@ from _multiprocess_worker import LOCAL_DEVICES, ROWS, Scale, data, loss
 
 from jaxbridge.adapters import LinearSolve
 
+pytestmark = pytest.mark.slow  # starts two JAX processes that join a distributed job
+
 WORKER = Path(__file__).resolve().parent / "_multiprocess_worker.py"
 PROCESSES = 2
 TIMEOUT_S = 120

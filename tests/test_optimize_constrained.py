@@ -74,6 +74,7 @@ def test_projection_onto_a_ball_that_moves_with_theta(method):
         np.testing.assert_allclose(jax.jacrev(project, 1)(jnp.zeros(2), theta), jac, atol=1e-11)
 
 
+@pytest.mark.slow
 def test_vmap_matches_a_loop_and_check_adapter():
     project = MinimizeConstrained(SimplexDistance(), eq=SumToOne(), ineq=Nonnegative())
     with jax.enable_x64(True):

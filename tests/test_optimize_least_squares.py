@@ -56,6 +56,7 @@ def test_nonlinear_least_squares_sensitivity():
         assert np.max(np.abs(gauss_newton - expected)) > 0.2 * np.max(np.abs(expected))
 
 
+@pytest.mark.slow
 def test_vmap_and_check_adapter():
     fit = LeastSquares(Growth())
     with jax.enable_x64(True):

@@ -17,6 +17,8 @@ from jaxbridge.adapters.optimize import (
     Root,
 )
 
+pytestmark = pytest.mark.slow  # many host solves, compiled per problem
+
 
 @pytest.fixture(autouse=True)
 def x64():

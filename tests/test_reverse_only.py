@@ -11,6 +11,8 @@ import pytest
 import jaxbridge as jb
 from jaxbridge.adapters import Doubling
 
+pytestmark = pytest.mark.slow  # every transform of reverse-only adapters, compiled per case
+
 FORWARD_CALLS = []
 
 

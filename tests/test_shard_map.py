@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # starts a 4-device JAX subprocess that compiles every check
+
 CHECKS_SCRIPT = Path(__file__).resolve().parent / "_shard_map_checks.py"
 DEVICES = 4
 

@@ -40,6 +40,7 @@ def _all(args):
 # ---------------------------------------------------------------- values, jit, vmap
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
@@ -51,6 +52,7 @@ def test_value_matches_reference(case, dtype, jit):
         assert_close(got, case.reference(*args), dtype)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 @pytest.mark.parametrize("batched", ["first", "last", "all"])
 def test_vmap(case, batched):
@@ -100,6 +102,7 @@ def test_linear_solve_broadcasts_like_a_gufunc():
 # ---------------------------------------------------------------- first derivatives
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
@@ -127,6 +130,7 @@ def test_tolerance_catches_a_backward_one_percent_off(dtype):
             assert_close([g * 1.01 for g in got], expected, dtype)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_vmap_of_grad(case):
     with jax.enable_x64(True):
@@ -137,6 +141,7 @@ def test_vmap_of_grad(case):
         assert_close(got, expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_derivatives_match_finite_differences(case):
     """Checks the adjoint formulas (and the references) against finite differences, to
@@ -156,6 +161,7 @@ SECOND_ORDER = [pytest.param(c, np.float64, id=f"float64-{c.name}") for c in CAS
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "dtype"), SECOND_ORDER)
 def test_jacrev_of_jacrev_matches_reference(case, dtype):
     with jax.enable_x64(dtype == np.float64):
@@ -167,6 +173,7 @@ def test_jacrev_of_jacrev_matches_reference(case, dtype):
         assert_close(got, jax.jit(hessian(projected(case.reference, ct)))(*args), dtype)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_grad_of_grad_matches_reference(case):
     """The gradient of a gradient penalty, ``|∂f/∂(first argument)|²``."""

@@ -35,6 +35,8 @@ from jaxbridge.adapters.special import (
 )
 from jaxbridge.testing import check_adapter
 
+pytestmark = pytest.mark.slow  # mpmath references and a compile per order and argument
+
 
 def _ive(v, x):
     return mpmath.besseli(v, x) * mpmath.exp(-abs(x))

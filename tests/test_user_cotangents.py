@@ -10,6 +10,8 @@ import pytest
 import jaxbridge as jb
 from jaxbridge.adapters import Minimize, OdeSolve, Quad, Root
 
+pytestmark = pytest.mark.slow  # user adapters inside optimize/integrate solves
+
 
 class Line(jb.Adapter):
     """f(x; θ) = θ₀ + θ₁ x, with the derivative in θ₁ forgotten when ``short``."""

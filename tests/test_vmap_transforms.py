@@ -21,6 +21,8 @@ import jaxbridge as jb
 from jaxbridge.adapters import LinearSolve
 from jaxbridge.adapters.linalg.linear_solve import _LUSolve
 
+pytestmark = pytest.mark.slow  # every transform under vmap, compiled per case
+
 CASES = [pytest.param(c, _cases.assert_close, id=f"simple-{c.name}") for c in _cases.CASES] + [
     pytest.param(c, _solver_cases.assert_close, id=f"solver-{c.name}") for c in _solver_cases.CASES
 ]
