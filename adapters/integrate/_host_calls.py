@@ -39,11 +39,6 @@ def failure(problem: str) -> IntegrationFailure:
     )
 
 
-def require_finite(what: str, values: np.ndarray) -> None:
-    if not np.isfinite(values).all():
-        raise failure(f"{what} has non-finite entries (NaN or inf)")
-
-
 def cotangent_type(a: np.ndarray) -> np.dtype:
     """The dtype of an argument's cotangent (an integer argument's is ignored)."""
     return a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float64)

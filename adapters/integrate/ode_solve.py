@@ -8,12 +8,12 @@ import numpy as np
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype, host_dtype, require_finite
 from ._host_calls import (
     IntegrationFailure,
     check_positive,
     cotangent_type,
-    require_finite,
+    failure,
 )
 from ._ode import (
     METHODS,
@@ -147,7 +147,8 @@ class OdeSolve(jb.Adapter):
             empty = np.zeros((0, n), dtype), np.zeros((0, n, n + p), dtype)
             return empty if forward_sensitivity else empty[0]
         try:
-            require_finite("y0, theta and ts", np.concatenate([y0, theta, ts]))
+            for name, value in (("y0", y0), ("theta", theta), ("ts", ts)):
+                require_finite(f"argument '{name}'", value, failure)
             dyn = Dynamics(self.rhs, theta, n)
             if forward_sensitivity:
                 ys, sens = solve_with_sensitivities(self, dyn, y0, ts)

@@ -9,7 +9,7 @@ import scipy.integrate
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype, host_dtype, require_finite
 from ._host_calls import (
     HostFunction,
     IntegrationFailure,
@@ -94,8 +94,10 @@ class Quad(jb.Adapter):
         theta64, a64, b64 = (np.asarray(v, np.float64) for v in (theta, a, b))
         host = HostFunction(self.integrand, "Quad's integrand", ())
         try:
-            if np.isnan(a64) or np.isnan(b64) or not np.isfinite(theta64).all():
-                raise failure("theta has non-finite entries, or a limit is NaN")
+            require_finite("argument 'theta'", theta64, failure)
+            for name, limit in (("a", a64), ("b", b64)):  # (an infinite limit is meaningful)
+                if np.isnan(limit):
+                    raise failure(f"the integration limit is NaN in argument '{name}'")
 
             def f(x: float) -> float:
                 return float(host.value(np.asarray(x, np.float64), theta64))

@@ -50,10 +50,37 @@ def failure(problem: str) -> np.linalg.LinAlgError:
     )
 
 
-def require_finite(what: str, values: np.ndarray) -> None:
-    """A NaN or inf in a coefficient matrix poisons the whole factorization: say so."""
+def require_finite(
+    what: str, values: np.ndarray, error: Callable[[str], Exception] = failure
+) -> None:
+    """The policy for a non-finite input where no meaningful result exists (a NaN or inf in a
+    coefficient matrix poisons the whole factorization): an error that names the argument
+    (``what``; the bridge names the adapter). ``error`` makes it from the sentence:
+    ``failure`` (the default) for the adapters with ``on_failure``, which catch it and give
+    NaN on request; ``ValueError`` for those without."""
     if not np.isfinite(values).all():
+        raise error(f"{what} has non-finite entries (NaN or inf)")
+
+
+def non_finite_elements(
+    what: str, rhs: np.ndarray, rank: int, on_failure: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``require_finite`` for a right-hand side, per batch element (its last ``rank`` axes
+    are one element's): an error naming it unless ``on_failure="nan"``; then ``rhs`` with
+    those elements zeroed, and their mask for ``mark_failed`` (None when there are none),
+    so that only they are NaN, not their neighbours that share a matrix."""
+    bad = np.asarray(~np.isfinite(rhs).all(axis=tuple(range(rhs.ndim - rank, rhs.ndim))))
+    if not bad.any():
+        return rhs, None
+    if on_failure != "nan":
         raise failure(f"{what} has non-finite entries (NaN or inf)")
+    return np.where(bad.reshape(bad.shape + (1,) * rank), 0, rhs), bad
+
+
+def mark_failed(x: np.ndarray, bad: np.ndarray | None, rank: int) -> None:
+    """NaN in ``x`` (its batch broadcast from ``bad``'s) where ``bad``."""
+    if bad is not None:
+        x[np.broadcast_to(bad, x.shape[: x.ndim - rank])] = np.nan
 
 
 SMALL = 32
@@ -115,6 +142,7 @@ def solve_per_matrix(
     factor_specs: Sequence[Spec],
     on_failure: str = "raise",
     out: Sequence[np.ndarray] | None = None,
+    rhs_name: str | None = None,
 ) -> tuple[np.ndarray, ...]:
     """Solve for every right-hand side in a gufunc batch, factorizing each matrix once.
 
@@ -127,8 +155,31 @@ def solve_per_matrix(
     own batch in front: a matrix shared by many right-hand sides is factorized once. With
     ``on_failure="nan"`` a ``LinAlgError`` from ``solve`` gives NaN results (and NaN or 0
     factors) for that matrix instead of propagating. ``out`` (an adapter's ``out``)
-    receives ``x`` and the factors where its arrays have their shapes and dtypes.
+    receives ``x`` and the factors where its arrays have their shapes and dtypes. With
+    ``rhs_name`` (a forward's, not a rule's), a right-hand side with a NaN or inf is an
+    error naming it, or NaN for its own batch elements alone (``non_finite_elements``).
     """
+    bad = None
+    if rhs_name is not None:
+        rhs, bad = non_finite_elements(rhs_name, rhs, rhs_rank, on_failure)
+    x, *factors = _solve_per_matrix(
+        matrices, matrix_ranks, rhs, rhs_rank, solve, dtype, factor_specs, on_failure, out
+    )
+    mark_failed(x, bad, rhs_rank)
+    return (x, *factors)
+
+
+def _solve_per_matrix(
+    matrices: Sequence[np.ndarray],
+    matrix_ranks: Sequence[int],
+    rhs: np.ndarray,
+    rhs_rank: int,
+    solve: Callable[..., tuple[np.ndarray, ...]],
+    dtype: np.dtype,
+    factor_specs: Sequence[Spec],
+    on_failure: str,
+    out: Sequence[np.ndarray] | None,
+) -> tuple[np.ndarray, ...]:
     rhs_core = rhs.shape[rhs.ndim - rhs_rank :]
     batches = [m.shape[: m.ndim - r] for m, r in zip(matrices, matrix_ranks)]
     rank = max(len(b) for b in (*batches, rhs.shape[: rhs.ndim - rhs_rank]))

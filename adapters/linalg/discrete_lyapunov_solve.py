@@ -30,7 +30,7 @@ class DiscreteLyapunovSolve(jb.Adapter):
 
     Parameters:
         on_failure: ``"raise"`` (the default): a singular equation (two eigenvalues of
-            ``a`` with product within rounding of 1) or non-finite ``a`` is an error.
+            ``a`` with product within rounding of 1) or non-finite ``a`` or ``q`` is an error.
             ``"nan"``: that equation's ``x`` is NaN instead.
     """
 
@@ -51,6 +51,7 @@ class DiscreteLyapunovSolve(jb.Adapter):
         a, q = np.asarray(a, np.float64), np.asarray(q, np.float64)
         try:
             require_finite("matrix 'a'", a)
+            require_finite("matrix 'q'", q)  # (SciPy's own check named no argument)
             _check_solvable(a)
             x = scipy.linalg.solve_discrete_lyapunov(a, q) if a.size else q.copy()
         except np.linalg.LinAlgError:

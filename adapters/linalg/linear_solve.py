@@ -16,6 +16,8 @@ from ._solving import (
     float_dtype,
     host_dtype,
     invert_many,
+    mark_failed,
+    non_finite_elements,
     outer_sum,
     require_finite,
     solve_per_matrix,
@@ -41,8 +43,9 @@ class LinearSolve(jb.Adapter):
             agrees with finite differences in every entry.
         on_failure: ``"raise"`` (the default): a singular (also to working precision,
             reciprocal condition number below machine epsilon), non-positive-definite
-            (``"pos"``) or non-finite ``a`` is an error. ``"nan"``: that system's ``x`` is
-            NaN instead, for code under ``lax.cond`` or ``vmap`` where both branches run.
+            (``"pos"``) or non-finite ``a``, or a non-finite ``b``, is an error.
+            ``"nan"``: that system's ``x`` is NaN instead, for code under ``lax.cond`` or
+            ``vmap`` where both branches run.
 
     The forward saves the factors; the backward solves ``aᵀ λ = ḡ`` with them and the
     forward mode ``a ẋ = ḃ - ȧ x``, O(n²) per right-hand side, never factorizing again. Both
@@ -77,6 +80,12 @@ class LinearSolve(jb.Adapter):
         return factors, jax.ShapeDtypeStruct(a.shape[:1], np.int32)
 
     def forward(self, a, b, *, out=None):
+        b, bad = non_finite_elements("right-hand side 'b'", b, 1, self.on_failure)
+        results = self._solve(a, b, out)
+        mark_failed(results[0], bad, 1)  # NaN for those systems alone
+        return results
+
+    def _solve(self, a, b, out):
         dtype = host_dtype(a, b, least=np.float32)
         n = a.shape[-1]
         positive = self.assume_a == "pos"

@@ -35,7 +35,7 @@ class LyapunovSolve(jb.Adapter):
     Parameters:
         on_failure: ``"raise"`` (the default): a singular equation (two eigenvalues of ``a``
             summing to zero within working precision, e.g. ``a`` singular) or a non-finite
-            ``a`` is an error. ``"nan"``: that equation's ``x`` is NaN instead.
+            ``a`` or ``q`` is an error. ``"nan"``: that equation's ``x`` is NaN instead.
     """
 
     on_failure: str = "raise"
@@ -65,7 +65,9 @@ class LyapunovSolve(jb.Adapter):
             return schur_solve(u, t, u, t, stack.astype(dtype), ("N", "T"), _SINGULAR), u, t
 
         specs = [((n, n), dtype)] * 2
-        return solve_per_matrix([a], [2], q, 2, solve, dtype, specs, self.on_failure)
+        return solve_per_matrix(
+            [a], [2], q, 2, solve, dtype, specs, self.on_failure, rhs_name="matrix 'q'"
+        )
 
     def pushforward(self, res, tangents):
         a, _, x, u, t = res

@@ -52,7 +52,7 @@ class SparseSolve(jb.Adapter):
             accepted and converted), so that the adapter is hashable.
         shape: ``(n, n)``.
         on_failure: ``"raise"`` (the default): a singular matrix (an exactly zero pivot, or
-            one below machine epsilon times the largest ``|data|``) or non-finite ``data``
+            one below machine epsilon times the largest ``|data|``) or non-finite ``data`` or ``b``
             is an error. ``"nan"``: that system's ``x`` is NaN instead.
         factor_capacity: room for the saved factors, in nonzeros (each call's residuals
             hold that many values and as many int32 indices). By default twice what a
@@ -195,7 +195,9 @@ class SparseSolve(jb.Adapter):
             x = lu.solve(stack.T.astype(dtype)).T
             return (x, *self._pack(lu, specs))
 
-        return solve_per_matrix([data], [1], b, 1, solve, dtype, specs, self.on_failure)
+        return solve_per_matrix(
+            [data], [1], b, 1, solve, dtype, specs, self.on_failure, rhs_name="right-hand side 'b'"
+        )
 
     def _pack(self, lu, specs) -> list[np.ndarray]:
         values, indices, pointers, perms = (np.zeros(shape, dtype) for shape, dtype in specs)

@@ -37,7 +37,7 @@ class SylvesterSolve(jb.Adapter):
     Parameters:
         on_failure: ``"raise"`` (the default): a singular equation (``a`` and ``-b`` share
             an eigenvalue to working precision, where ``solve_sylvester`` silently returns
-            a perturbed answer) or a non-finite ``a`` or ``b`` is an error. ``"nan"``: that
+            a perturbed answer) or a non-finite ``a``, ``b`` or ``q`` is an error. ``"nan"``: that
             equation's ``x`` is NaN instead.
     """
 
@@ -71,7 +71,9 @@ class SylvesterSolve(jb.Adapter):
             s, v = real_schur(np.asarray(b, dtype))
             return schur_solve(u, t, v, s, stack.astype(dtype), ("N", "N"), _SINGULAR), u, t, v, s
 
-        return solve_per_matrix([a, b], [2, 2], q, 2, solve, dtype, specs, self.on_failure)
+        return solve_per_matrix(
+            [a, b], [2, 2], q, 2, solve, dtype, specs, self.on_failure, rhs_name="matrix 'q'"
+        )
 
     def pushforward(self, res, tangents):
         a, b, _, x, u, t, v, s = res

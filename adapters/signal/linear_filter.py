@@ -11,7 +11,7 @@ import scipy.signal
 import jaxbridge as jb
 
 from .._rules import total
-from ..linalg._solving import float_dtype, host_dtype
+from ..linalg._solving import float_dtype, host_dtype, require_finite
 from ._filtering import (
     check_leading,
     convolve,
@@ -31,7 +31,8 @@ class LinearFilter(jb.Adapter):
     ``Σₖ a[k] y[n-k] = Σₖ b[k] x[n-k]``. ``a[0]`` must be nonzero (SciPy divides ``b`` and
     ``a`` by it; any value is fine here and has a gradient). Leading axes are batch axes
     that broadcast: a batch of signals through one filter is one SciPy call. SciPy filters
-    in float64 here (exact to rounding for a stable ``a``); ``y`` takes the inputs' dtype.
+    in float64 here (exact to rounding for a stable ``a``); ``y`` takes the inputs' dtype. A
+    NaN or inf in ``b``, ``a`` or ``x`` is a ``ValueError`` naming the argument.
 
     Derivatives, with ``A`` and ``B`` the causal convolutions by ``a`` and ``b``: the
     tangent is ``ẏ = A⁻¹ (B ẋ + Ḃ x - Ȧ y)``; the cotangents are ``x̄ = Bᵀ v``,
@@ -52,6 +53,8 @@ class LinearFilter(jb.Adapter):
 
     def forward(self, b, a, x):
         dtype = host_dtype(b, a, x)
+        for name, value in (("b", b), ("a", a), ("x", x)):
+            require_finite(f"lfilter: argument '{name}'", value, ValueError)
         check_leading("lfilter", "a[0]", a[..., 0])
         if 0 in x.shape:
             batch = np.broadcast_shapes(b.shape[:-1], a.shape[:-1], x.shape[:-1])

@@ -11,7 +11,7 @@ import scipy.signal
 import jaxbridge as jb
 
 from .._rules import total
-from ..linalg._solving import float_dtype, host_dtype
+from ..linalg._solving import float_dtype, host_dtype, require_finite
 from ._filtering import (
     check_leading,
     convolve,
@@ -30,7 +30,8 @@ class SosFilter(jb.Adapter):
     ``b / a``), ``x`` and ``y`` (m,). SciPy requires ``a0 = 1``; here each row is divided
     by its ``a0`` first, so any nonzero ``a0`` is accepted and has a gradient. Leading
     axes are batch axes that broadcast: a batch of signals through one cascade is one SciPy
-    call. SciPy filters in float64 here; ``y`` takes the inputs' dtype.
+    call. SciPy filters in float64 here; ``y`` takes the inputs' dtype. A NaN or inf in
+    ``sos`` or ``x`` is a ``ValueError`` naming the argument.
 
     Derivatives: the sections commute (linear, time-invariant, zero initial conditions),
     so with ``wᵢ`` the cascade with section i's numerator replaced by 1 applied to ``x``,
@@ -53,6 +54,8 @@ class SosFilter(jb.Adapter):
 
     def forward(self, sos, x):
         dtype = host_dtype(sos, x)
+        for name, value in (("sos", sos), ("x", x)):
+            require_finite(f"sosfilt: argument '{name}'", value, ValueError)
         check_leading("sosfilt", "sos[:, 3]", sos[..., 3])
         if 0 in x.shape or 0 in sos.shape:
             batch = np.broadcast_shapes(sos.shape[:-2], x.shape[:-1])
