@@ -317,3 +317,22 @@ def test_mismatched_lengths_name_the_arguments():
 def test_bad_parameters(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+@pytest.mark.parametrize(
+    "adapter", [make_interp_spline, CubicSpline(), PchipInterpolator()], ids=_id
+)
+def test_many_queries_are_evaluated_in_order(adapter):
+    """From 1,024 queries on, the host evaluates at the sorted queries (faster in SciPy) and
+    puts the results back: values still SciPy's exactly, the cotangent the same sum."""
+    xq = RNG.uniform(-1.0, 11.0, 3000)
+    w = RNG.normal(size=3000)
+    np.testing.assert_array_equal(jax.jit(adapter)(X, Y, xq), _scipy(adapter, X, Y)(xq))
+    got = jax.grad(lambda y: adapter(X, y, xq) @ w)(Y)
+    expected = np.concatenate(
+        [
+            jax.grad(lambda y: adapter(X, y, q) @ v)(Y)[None]
+            for q, v in zip(np.split(xq, 6), np.split(w, 6))
+        ]
+    ).sum(0)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())

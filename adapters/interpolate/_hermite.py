@@ -27,7 +27,7 @@ from .._rules import total
 from ..linalg._solving import float_dtype
 from ..special._common import host_dtype
 from ._linear import TransposedPair
-from ._one_d import Interpolant1D, checked_data, inside
+from ._one_d import Interpolant1D, checked_data, in_order, inside
 
 
 class Hermite(jb.Adapter):
@@ -56,7 +56,7 @@ class Hermite(jb.Adapter):
         if checked_data(2, x64, x64) is not None:  # (on_failure="nan": a NaN result)
             return np.full(xq.shape, np.nan, dtype)
         spline = scipy.interpolate.CubicHermiteSpline(x64, y, d, extrapolate=self.extrapolate)
-        return np.asarray(spline(np.asarray(xq, np.float64), self.nu)).astype(dtype)
+        return in_order(lambda q: spline(q, self.nu), np.asarray(xq, np.float64)).astype(dtype)
 
     def pushforward(self, res, tangents):
         x, y, d, xq = res[:4]

@@ -174,7 +174,9 @@ def _basis_transpose(t: np.ndarray, k: int, xq: np.ndarray, g: np.ndarray, nu: i
         return np.zeros(size)
     inner = t[nu : t.shape[0] - nu]
     if xq.shape[0]:
-        w = scipy.interpolate.BSpline.design_matrix(xq, inner, k - nu, extrapolate=True).T @ g
+        order = np.argsort(xq)  # (the design matrix is built faster on sorted points)
+        basis = scipy.interpolate.BSpline.design_matrix(xq[order], inner, k - nu, extrapolate=True)
+        w = basis.T @ g[order]
     else:
         w = np.zeros(inner.shape[0] - (k - nu) - 1)
     # c⁽ʲ⁾ᵢ = p (c⁽ʲ⁻¹⁾ᵢ₊₁ - c⁽ʲ⁻¹⁾ᵢ) / (sᵢ₊ₚ₊₁ - sᵢ₊₁), p = k - j + 1, s = t[j-1 : -(j-1)];

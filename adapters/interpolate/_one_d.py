@@ -120,7 +120,8 @@ class Interpolant1D(jb.Adapter):
 
     def evaluate(self, x: np.ndarray, y: np.ndarray, xq: np.ndarray) -> np.ndarray:
         """The interpolant's ``nu``-th derivative at ``xq``, from valid float64 data."""
-        return np.asarray(self.interpolant(x, y)(xq, self.nu, self.extrapolate))
+        interpolant = self.interpolant(x, y)
+        return in_order(lambda q: interpolant(q, self.nu, self.extrapolate), xq)
 
     def query_tangent(self, x, y, xq, dxq):
         return None if dxq is None else self.derivative()(x, y, xq) * dxq
@@ -153,6 +154,19 @@ def checked_data(least: int, x: np.ndarray, y: np.ndarray) -> str | None:
             f"x[{i}] = {x[i]!r}"
         )
     return None
+
+
+def in_order(evaluate: Any, xq: np.ndarray) -> np.ndarray:
+    """``evaluate(xq)`` for a pointwise ``evaluate``, made on the sorted queries: SciPy's
+    spline evaluation and design matrices are 1.6-1.7x faster on sorted queries (m =
+    100,000, n = 1,000: their memory accesses follow the knots) than the sort costs."""
+    if xq.shape[0] < 1024:
+        return np.asarray(evaluate(xq))
+    order = np.argsort(xq)
+    values = np.asarray(evaluate(xq[order]))
+    result = np.empty_like(values)
+    result[order] = values
+    return result
 
 
 def inside(x: np.ndarray, xq: np.ndarray, extrapolate: bool) -> np.ndarray:
