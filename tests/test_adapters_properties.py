@@ -49,6 +49,12 @@ from jaxbridge.adapters import (
     SylvesterSolve,
     special,
 )
+from jaxbridge.adapters.interpolate import (
+    Akima1DInterpolator,
+    CubicSpline,
+    PchipInterpolator,
+    make_interp_spline,
+)
 from jaxbridge.adapters.linalg import (
     ContinuousRiccatiSolve,
     DiscreteLyapunovSolve,
@@ -170,6 +176,12 @@ CASES = [
     Case(special.gammaincinv, skipped=_NOT_LINEAR, held=("a",)),
     Case(special.betaincinv, skipped=_NOT_LINEAR, held=("a", "b")),
     Case(special.lambertw, skipped=_NOT_LINEAR),
+    # scipy.interpolate, 1-D: six points on sorted sites held fixed (as integers), queries
+    # away from the knots; rules of bridged calls, every order
+    Case(make_interp_spline, sizes={"n": 6}, held=("x",)),
+    Case(CubicSpline(), sizes={"n": 6}, held=("x",)),
+    Case(PchipInterpolator(), sizes={"n": 6}, held=("x",), skipped=_NOT_LINEAR),
+    Case(Akima1DInterpolator(), sizes={"n": 6}, held=("x",), skipped=_NOT_LINEAR),
 ]
 
 

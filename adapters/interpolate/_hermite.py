@@ -1,0 +1,148 @@
+"""Piecewise cubic Hermite interpolants (``PchipInterpolator``, ``Akima1DInterpolator``):
+SciPy's values, and rules made of a bridged Hermite evaluation, linear in the values and
+slopes at the sites, and the slope formulas written in JAX.
+
+``out = H(x, y, d(x, y), xq)`` with ``H`` ``CubicHermiteSpline``'s evaluation and ``d`` the
+interpolant's slope formula. ``H`` is linear in ``(y, d)``: its tangent is itself, its
+cotangent ``TransposedPair`` (per query, the four Hermite basis functions of its interval,
+scattered), its derivative in ``xq`` itself with ``nu + 1``. ``d`` is JAX code mirroring
+SciPy's, so ``jax.jvp``/``jax.vjp`` of it carry the data's derivatives through the slopes,
+to every order (away from the formulas' branch points).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.interpolate
+
+import jaxbridge as jb
+
+from .._rules import total
+from ..linalg._solving import float_dtype
+from ..special._common import host_dtype
+from ._linear import TransposedPair
+from ._one_d import Interpolant1D, checked_data, in_order, inside
+
+
+class Hermite(jb.Adapter):
+    """``CubicHermiteSpline(x, y, d)(xq, nu, extrapolate)``: the piecewise cubic with values
+    ``y`` and slopes ``d`` at the sites ``x``; linear in ``y`` and ``d`` together."""
+
+    nu: int = 0
+    extrapolate: bool = True
+    on_failure: str = "raise"
+
+    signature = "(n),(n),(n),(m)->(m)"
+    linear_in = ("y", "d")
+
+    def least_points(self) -> int:
+        return 2
+
+    def derivative(self) -> Hermite:
+        return dataclasses.replace(self, nu=self.nu + 1)
+
+    def output_specs(self, x, y, d, xq):
+        return jax.ShapeDtypeStruct(xq.shape[-1:], float_dtype(x, y, d, xq))
+
+    def forward(self, x, y, d, xq):
+        dtype = host_dtype(x, y, d, xq)
+        x64 = np.asarray(x, np.float64)
+        if checked_data(2, x64, x64) is not None:  # (on_failure="nan": a NaN result)
+            return np.full(xq.shape, np.nan, dtype)
+        spline = scipy.interpolate.CubicHermiteSpline(x64, y, d, extrapolate=self.extrapolate)
+        return in_order(lambda q: spline(q, self.nu), np.asarray(xq, np.float64)).astype(dtype)
+
+    def pushforward(self, res, tangents):
+        x, y, d, xq = res[:4]
+        _, dy, dd, dxq = tangents
+        data = None
+        if dy is not None or dd is not None:
+            data = self(
+                x, y * 0 if dy is None else dy, d * 0 if dd is None else dd, xq
+            )  # (a zero data tangent in the other: the evaluation is linear in both)
+        return total([data, None if dxq is None else self.derivative()(x, y, d, xq) * dxq])
+
+    def pullback(self, res, g):
+        x, y, d, xq = res[:4]
+        y_bar, d_bar = TransposedPair(self)(x, g, xq)
+        return None, y_bar, d_bar, g * self.derivative()(x, y, d, xq)
+
+    def transpose(self, x, g, xq):
+        """``(ȳ, d̄)``: each query's cotangent times the ``nu``-th derivatives of the four
+        Hermite basis functions of its interval, summed onto the interval's two ends."""
+        n = x.shape[-1]
+        keep = inside(x, xq, self.extrapolate)
+        xq, g = xq[keep], g[keep]
+        i = np.clip(np.searchsorted(x, xq, side="right") - 1, 0, n - 2)
+        h = x[i + 1] - x[i]
+        tau = xq - x[i]
+        zero, one = np.zeros_like(h), np.ones_like(h)
+        # coefficients of tau**0..3 (SciPy's PPoly form of CubicHermiteSpline)
+        basis = {
+            "y0": (one, zero, -3 / h**2, 2 / h**3),
+            "y1": (zero, zero, 3 / h**2, -2 / h**3),
+            "d0": (zero, one, -2 / h, 1 / h**2),
+            "d1": (zero, zero, -1 / h, 1 / h**2),
+        }
+
+        def weight(coefficients):
+            terms = [
+                c * math.perm(p, self.nu) * tau ** (p - self.nu)
+                for p, c in enumerate(coefficients)
+                if p >= self.nu
+            ]
+            return g * total(terms) if terms else np.zeros_like(g)
+
+        def scatter(left, right):
+            return np.bincount(i, weight(basis[left]), n) + np.bincount(
+                i + 1, weight(basis[right]), n
+            )
+
+        return scatter("y0", "y1"), scatter("d0", "d1")
+
+
+class HermiteInterpolant(Interpolant1D):
+    """A 1-D interpolant that is ``CubicHermiteSpline`` with slopes ``slopes(x, y)``."""
+
+    def slopes(self, x: jax.Array, y: jax.Array) -> jax.Array:
+        """The slopes at the sites as SciPy computes them, in JAX, along the last axis
+        (leading axes are batch axes)."""
+        raise NotImplementedError
+
+    def hermite(self) -> Hermite:
+        return Hermite(nu=self.nu, extrapolate=self.extrapolates(), on_failure=self.on_failure)
+
+    def pushforward(self, res, tangents):
+        x, y, xq = res[:3]
+        _, dy, dxq = tangents
+        data = None if dy is None else _data_tangent(self, x, y, xq, dy)
+        return total([data, self.query_tangent(x, y, xq, dxq)])
+
+    def pullback(self, res, g):
+        x, y, xq = res[:3]
+        return None, _data_cotangent(self, x, y, xq, g), self.query_cotangent(x, y, xq, g)
+
+
+# Each rule is one compiled program (called eagerly, the slope formula's dozens of
+# operations would each compile on their own); the adapter is static.
+@functools.partial(jax.jit, static_argnums=0)
+def _data_tangent(adapter: HermiteInterpolant, x, y, xq, dy):
+    slopes = functools.partial(adapter.slopes, x.astype(y.dtype))
+    y_wide, dy_wide = jnp.broadcast_arrays(y, dy)
+    _, dd = jax.jvp(slopes, (y_wide,), (dy_wide,))
+    return adapter.hermite()(x, dy, dd, xq)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _data_cotangent(adapter: HermiteInterpolant, x, y, xq, g):
+    y_bar, d_bar = TransposedPair(adapter.hermite())(x, g, xq)
+    y_wide = jnp.broadcast_to(y, jnp.broadcast_shapes(y.shape, d_bar.shape))
+    _, slopes_vjp = jax.vjp(functools.partial(adapter.slopes, x.astype(y.dtype)), y_wide)
+    (through_slopes,) = slopes_vjp(d_bar.astype(y.dtype))
+    return y_bar + through_slopes

@@ -1,0 +1,204 @@
+"""Interpolants linear in their data: the transposed evaluation ``Aᵀ g`` as an adapter of its
+own, whose rules are the evaluation again, and the base of the splines that use it.
+
+An evaluation ``out = A(x, xq) y`` (``A`` the interpolant's ``nu``-th derivative at ``xq``
+applied to unit data) has the pullback ``ȳ = Aᵀ g`` and ``xq̄ = g · A'(x, xq) y`` with ``A'``
+the next derivative. ``Transposed`` computes ``Aᵀ g`` on the host; its own tangent in ``g``
+is itself, in ``xq`` the transposed next derivative, and its pullback is the evaluation: a
+closed family, so derivatives of every order work in ``y`` and ``xq``, mixed ones too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+import scipy.interpolate
+import scipy.sparse
+import scipy.sparse.linalg
+
+import jaxbridge as jb
+
+from .._rules import total
+from ..linalg._solving import float_dtype
+from ..special._common import host_dtype
+from ._one_d import Interpolant1D, checked_data, inside
+
+_CHUNK = 4096  # query points per block when the transpose evaluates unit data
+
+
+class Transposed(jb.Adapter):
+    """``ȳ = Aᵀ g``: the transpose of ``of``'s evaluation in its data, for the cotangent
+    ``g`` of its result at the queries ``xq``. ``of`` is the evaluation (an adapter called as
+    ``of(x, *data, xq)``, linear in its data, with a host method ``transpose``)."""
+
+    of: Any
+
+    signature = "(n),(m),(m)->(n)"
+    linear_in = ("g",)
+
+    def output_specs(self, x, g, xq):
+        spec = jax.ShapeDtypeStruct(x.shape[-1:], float_dtype(x, g, xq))
+        return (spec,) * self.outputs()
+
+    def outputs(self) -> int:
+        return 1
+
+    def forward(self, x, g, xq):
+        dtype = host_dtype(x, g, xq)
+        x64 = np.asarray(x, np.float64)
+        if checked_data(self.of.least_points(), x64, x64) is not None:
+            results = [np.full(x.shape, np.nan, dtype)] * self.outputs()  # on_failure="nan"
+        else:
+            g64, xq64 = np.asarray(g, np.float64), np.asarray(xq, np.float64)
+            results = [np.asarray(r).astype(dtype) for r in self.of.transpose(x64, g64, xq64)]
+        return results[0] if self.outputs() == 1 else tuple(results)
+
+    def pushforward(self, res, tangents):
+        x, g, xq = res[:3]
+        _, dg, dxq = tangents
+        terms = [
+            None if dg is None else self(x, dg, xq),
+            None if dxq is None else type(self)(self.of.derivative())(x, g * dxq, xq),
+        ]
+        return total(_as_tuples(terms, self.outputs()))
+
+    def pullback(self, res, cts):
+        x, g, xq = res[:3]
+        cts = tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
+        return None, self.of(x, *cts, xq), g * self.of.derivative()(x, *cts, xq)
+
+
+class TransposedPair(Transposed):
+    """``Transposed`` for an evaluation linear in two data arguments (values and slopes)."""
+
+    signature = "(n),(m),(m)->(n),(n)"
+
+    def outputs(self) -> int:
+        return 2
+
+
+def _as_tuples(terms, outputs):
+    if outputs == 1:
+        return terms
+    return [None if t is None else tuple(t) for t in terms]
+
+
+class LinearSpline(Interpolant1D):
+    """A 1-D interpolant linear in ``y`` (``InterpSpline``, ``CubicSpline``): the tangent in
+    ``y`` is the interpolant of the tangent, the cotangent ``Transposed``; ``linear_in`` lets
+    ``jax.linear_transpose`` work in ``y``."""
+
+    linear_in = ("y",)
+
+    def pushforward(self, res, tangents):
+        x, y, xq = res[:3]
+        _, dy, dxq = tangents
+        return total([None if dy is None else self(x, dy, xq), self.query_tangent(x, y, xq, dxq)])
+
+    def pullback(self, res, g):
+        x, y, xq = res[:3]
+        return None, Transposed(self)(x, g, xq), self.query_cotangent(x, y, xq, g)
+
+    def periodic(self) -> bool:
+        return getattr(self, "bc_type", None) == "periodic"
+
+    def transpose(self, x: np.ndarray, g: np.ndarray, xq: np.ndarray) -> tuple[np.ndarray]:
+        """``Aᵀ g`` on the host in float64; by default from the interpolants of unit data."""
+        return (self.transpose_by_columns(x, g, xq),)
+
+    def transpose_by_columns(self, x: np.ndarray, g: np.ndarray, xq: np.ndarray) -> np.ndarray:
+        """``Aᵀ g`` from SciPy's interpolant of the n unit vectors (``y`` may have trailing
+        axes), evaluated in blocks of queries: exact for any boundary condition, but O(n m).
+        Periodic data has ``y[0] = y[-1]``: the two ends move together and share the
+        cotangent equally."""
+        n = x.shape[-1]
+        columns = np.eye(n)
+        if self.periodic():
+            columns = np.eye(n)[:, : n - 1]
+            columns[n - 1, 0] = 1.0
+        spline = self.interpolant(x, columns)
+        keep = inside(x, xq, self.extrapolates())
+        xq, g = xq[keep], g[keep]
+        total_ = np.zeros(columns.shape[1])
+        for start in range(0, xq.shape[0], _CHUNK):
+            block = np.asarray(spline(xq[start : start + _CHUNK], self.nu, self.extrapolate))
+            total_ += block.T @ g[start : start + _CHUNK]
+        if self.periodic():
+            return np.concatenate([[total_[0] / 2], total_[1:], [total_[0] / 2]])
+        return total_
+
+
+_CONDITIONS = {None: (), "not-a-knot": (), "natural": (2,), "clamped": (1,)}
+"""The derivative orders that each named boundary condition sets to 0 at either end, as
+``make_interp_spline`` reads the names."""
+
+
+def bspline_transpose(
+    x: np.ndarray,
+    g: np.ndarray,
+    xq: np.ndarray,
+    k: int,
+    bc_type: str | None,
+    nu: int,
+    extrapolate: bool,
+) -> np.ndarray | None:
+    """``Aᵀ g`` for ``make_interp_spline(x, ·, k, bc_type)``'s ``nu``-th derivative: the
+    B-spline basis at the queries transposed (a sparse design matrix, and the transposed
+    derivative maps ``c ↦ c'``), then the transposed interpolation system (collocation rows
+    and the boundary conditions' rows) solved by sparse LU. O(n + m). None where the system
+    is not square (a condition ``make_interp_spline`` reads differently): use the columns.
+    """
+    n = x.shape[-1]
+    t = scipy.interpolate.make_interp_spline(x, np.zeros(n), k, bc_type=bc_type).t
+    size = t.shape[0] - k - 1  # coefficients
+    conditions = _CONDITIONS[bc_type]
+    if size != n + 2 * len(conditions):
+        return None
+    keep = inside(x, xq, extrapolate)
+    w = _basis_transpose(t, k, xq[keep], g[keep], nu)
+    left = _end_rows(t, k, size, x[0], conditions, first=True)
+    right = _end_rows(t, k, size, x[-1], conditions, first=False)
+    colloc = scipy.interpolate.BSpline.design_matrix(x, t, k)
+    system = scipy.sparse.vstack([left, colloc, right], format="csc")
+    z = scipy.sparse.linalg.splu(system.T.tocsc()).solve(w)
+    return z[len(conditions) : len(conditions) + n]
+
+
+def _basis_transpose(t: np.ndarray, k: int, xq: np.ndarray, g: np.ndarray, nu: int) -> np.ndarray:
+    """``Σ_q g_q B⁽ⁿᵘ⁾(xq_q)``: the coefficients' cotangent of the ``nu``-th derivative of
+    the spline with knots ``t`` and degree ``k``, evaluated at ``xq`` (extrapolating)."""
+    size = t.shape[0] - k - 1
+    if nu > k:
+        return np.zeros(size)
+    inner = t[nu : t.shape[0] - nu]
+    if xq.shape[0]:
+        order = np.argsort(xq)  # (the design matrix is built faster on sorted points)
+        basis = scipy.interpolate.BSpline.design_matrix(xq[order], inner, k - nu, extrapolate=True)
+        w = basis.T @ g[order]
+    else:
+        w = np.zeros(inner.shape[0] - (k - nu) - 1)
+    # c⁽ʲ⁾ᵢ = p (c⁽ʲ⁻¹⁾ᵢ₊₁ - c⁽ʲ⁻¹⁾ᵢ) / (sᵢ₊ₚ₊₁ - sᵢ₊₁), p = k - j + 1, s = t[j-1 : -(j-1)];
+    # applied transposed from the last derivative back to the coefficients
+    for j in range(nu, 0, -1):
+        p = k - j + 1
+        s = t[j - 1 : t.shape[0] - j + 1]
+        span = s[p + 1 : p + 1 + w.shape[0]] - s[1 : 1 + w.shape[0]]
+        scaled = np.divide(p * w, span, out=np.zeros_like(w), where=span != 0)
+        previous = np.zeros(w.shape[0] + 1)
+        previous[1:] += scaled
+        previous[:-1] -= scaled
+        w = previous
+    return w
+
+
+def _end_rows(t, k, size, at, orders, first):
+    """The boundary conditions' rows at one end: the ``order``-th derivatives of the k + 1
+    basis functions that do not vanish there (the first or the last ones)."""
+    rows = scipy.sparse.lil_matrix((len(orders), size))
+    span = slice(0, k + 1) if first else slice(size - k - 1, size)
+    unit = scipy.interpolate.BSpline(t, np.eye(size)[:, span], k)
+    for r, order in enumerate(orders):
+        rows[r, span] = unit(at, order)
+    return rows.tocsr()

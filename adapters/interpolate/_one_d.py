@@ -1,0 +1,177 @@
+"""What the 1-D interpolants share: the base class (call ``(x, y, xq)``, the checks of the
+data, the failure policy, the derivative in the query points), and the domains their tests
+draw from."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import numpy as np
+
+import jaxbridge as jb
+
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
+from ..special._common import host_dtype
+from ..special._fixed import held_fixed
+
+NO_SITE_DERIVATIVE = (
+    "moving a site changes the interpolant's pieces (and for a spline its knots), and "
+    "jaxbridge does not yet differentiate the construction in the sites"
+)
+
+
+def sites(raw: np.ndarray) -> np.ndarray:
+    """Sites ``x`` near the integers ``2 i - (n - 1)`` (within 0.02): sorted, at least 1.96
+    apart, the knots always within 0.02 of an integer."""
+    n = raw.shape[-1]
+    return 2.0 * np.arange(n) - (n - 1) + 0.02 * raw
+
+
+def data(raw: np.ndarray) -> np.ndarray:
+    """Values ``i² / 2 + i`` (within 0.1): on ``sites`` their secant slopes are positive and
+    increase by about 1/2 from one interval to the next, so that no slope formula sits at a
+    branch (a slope of 0, two equal slopes, PCHIP's end slope at 0) where it is not
+    differentiable."""
+    i = np.arange(raw.shape[-1])
+    return 0.5 * i**2 + i + 0.1 * raw
+
+
+def queries(raw: np.ndarray) -> np.ndarray:
+    """Query points in [-3.5, 3.65], at least 0.35 from every integer, hence at least 0.33
+    from the knots of ``sites``: the interpolant is smooth around each of them."""
+    u = 3.5 * raw
+    whole = np.floor(u)
+    return whole + 0.5 + 0.3 * (u - whole - 0.5)
+
+
+class Interpolant1D(jb.Adapter):
+    """The 1-D interpolants: ``out = Interpolant(...)(x, y, xq)``, SciPy's interpolant through
+    the points ``(x, y)`` (or its ``nu``-th derivative) evaluated at the queries ``xq``.
+
+    ``x`` and ``y`` are (n,), ``xq`` and the result (m,); leading axes are batch axes that
+    broadcast (each batch element builds its own interpolant on the host). Subclasses say
+    how SciPy builds it (``interpolant``) and how few points it needs (``least_points``).
+
+    The derivative in ``xq`` is the same interpolant with ``nu + 1``, a bridged call with
+    rules of its own, so every order works in both modes. The derivative in ``x`` is a
+    ``TypeError`` naming the adapter and ``x``.
+    """
+
+    _: dataclasses.KW_ONLY
+    nu: int = 0
+    extrapolate: bool | None = None
+    on_failure: str = "raise"
+
+    signature = "(n),(n),(m)->(m)"
+    default_extrapolate = True  # SciPy's, for extrapolate=None
+    domains = {"x": sites, "y": data, "xq": queries}
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
+        check_whole(owner, "nu", self.nu)
+        if self.extrapolate not in (None, True, False):
+            raise ValueError(
+                f"{owner}: parameter 'extrapolate' must be None, True or False; got "
+                f"{self.extrapolate!r}."
+            )
+
+    def __call__(self, x: Any, y: Any, xq: Any) -> Any:
+        x = held_fixed(type(self).__name__, "x", NO_SITE_DERIVATIVE, x)
+        return super().__call__(x, y, xq)
+
+    def least_points(self) -> int:
+        """The fewest points SciPy builds this interpolant from."""
+        return 2
+
+    def interpolant(self, x: np.ndarray, y: np.ndarray) -> Any:
+        """SciPy's interpolant through ``(x, y)`` in float64 (``y`` may have trailing axes):
+        an object called as ``(xq, nu, extrapolate)``."""
+        raise NotImplementedError
+
+    def extrapolates(self) -> bool:
+        """Whether the interpolant continues outside ``[x[0], x[-1]]`` (else NaN there)."""
+        return self.default_extrapolate if self.extrapolate is None else self.extrapolate
+
+    def derivative(self) -> Interpolant1D:
+        """The same interpolant's next derivative in the query points."""
+        return dataclasses.replace(self, nu=self.nu + 1)
+
+    def output_specs(self, x, y, xq):
+        return jax.ShapeDtypeStruct(xq.shape[-1:], float_dtype(x, y, xq))
+
+    def forward(self, x, y, xq):
+        dtype = host_dtype(x, y, xq)
+        x64, y64 = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        problem = checked_data(self.least_points(), x64, y64)
+        if problem is None:
+            try:
+                return self.evaluate(x64, y64, np.asarray(xq, np.float64)).astype(dtype)
+            except ValueError as error:  # what SciPy refuses beyond the checks above
+                problem = f"SciPy refused the data: {error}"
+        if self.on_failure == "nan":
+            return np.full(xq.shape, np.nan, dtype)
+        raise ValueError(
+            f"{type(self).__name__}: {problem}. Pass on_failure='nan' to get NaN results for "
+            "such data instead of this error."
+        )
+
+    def evaluate(self, x: np.ndarray, y: np.ndarray, xq: np.ndarray) -> np.ndarray:
+        """The interpolant's ``nu``-th derivative at ``xq``, from valid float64 data."""
+        interpolant = self.interpolant(x, y)
+        return in_order(lambda q: interpolant(q, self.nu, self.extrapolate), xq)
+
+    def query_tangent(self, x, y, xq, dxq):
+        return None if dxq is None else self.derivative()(x, y, xq) * dxq
+
+    def query_cotangent(self, x, y, xq, g):
+        return g * self.derivative()(x, y, xq)
+
+
+def check_whole(owner: str, name: str, value: object) -> None:
+    """Refuse a parameter that is not a whole number >= 0 (a derivative order, a degree)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{owner}: parameter '{name}' must be a whole number >= 0; got {value!r}.")
+
+
+def checked_data(least: int, x: np.ndarray, y: np.ndarray) -> str | None:
+    """What is wrong with the data ``(x, y)`` of one interpolant that needs at least
+    ``least`` points, naming the argument, or None: too few points, non-finite values, sites
+    that are not strictly increasing."""
+    n = x.shape[-1]
+    if n < least:
+        return f"argument 'x' has {n} points; this interpolant needs at least {least}"
+    for name, values in (("x", x), ("y", y)):
+        if not np.isfinite(values).all():
+            return f"argument '{name}' has non-finite entries (NaN or inf)"
+    steps = np.diff(x)
+    if not (steps > 0).all():
+        i = int(np.argmax(steps <= 0))
+        return (
+            f"argument 'x' must be strictly increasing, but x[{i + 1}] = {x[i + 1]!r} follows "
+            f"x[{i}] = {x[i]!r}"
+        )
+    return None
+
+
+def in_order(evaluate: Any, xq: np.ndarray) -> np.ndarray:
+    """``evaluate(xq)`` for a pointwise ``evaluate``, made on the sorted queries: SciPy's
+    spline evaluation and design matrices are 1.6-1.7x faster on sorted queries (m =
+    100,000, n = 1,000: their memory accesses follow the knots) than the sort costs."""
+    if xq.shape[0] < 1024:
+        return np.asarray(evaluate(xq))
+    order = np.argsort(xq)
+    values = np.asarray(evaluate(xq[order]))
+    result = np.empty_like(values)
+    result[order] = values
+    return result
+
+
+def inside(x: np.ndarray, xq: np.ndarray, extrapolate: bool) -> np.ndarray:
+    """The queries an interpolant's value depends on the data at: all finite ones when it
+    extrapolates, else those within ``[x[0], x[-1]]`` (outside, SciPy gives NaN)."""
+    if extrapolate:
+        return np.isfinite(xq)
+    return (xq >= x[0]) & (xq <= x[-1])

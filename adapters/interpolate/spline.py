@@ -1,0 +1,72 @@
+"""``InterpSpline`` (``make_interp_spline``): the interpolating B-spline of degree ``k``,
+linear in the data; its cotangent is the transposed B-spline basis and interpolation system."""
+
+from __future__ import annotations
+
+import scipy.interpolate
+
+from ._linear import LinearSpline, bspline_transpose
+from ._one_d import check_whole
+
+BC_TYPES = (None, "not-a-knot", "natural", "clamped", "periodic")
+
+
+class InterpSpline(LinearSpline):
+    """The interpolating B-spline through ``(x, y)`` evaluated at ``xq``:
+    ``InterpSpline(k, bc_type)(x, y, xq)`` is ``make_interp_spline(x, y, k, bc_type)(xq,
+    nu, extrapolate)``.
+
+    ``x`` (n,) strictly increasing, ``y`` (n,), ``xq`` (m,) → (m,); leading axes are batch
+    axes. ``bc_type`` is one of SciPy's names: None (not-a-knot for odd ``k``), "not-a-knot",
+    "natural", "clamped" (derivatives set to 0 at both ends) or "periodic" (``y[0] ==
+    y[-1]``). Values are SciPy's.
+
+    Derivatives: in ``xq``, the spline's next derivative (every order, both modes; at a
+    knot the derivative SciPy's ``.derivative()`` gives there); in ``y``, the spline of the
+    tangent, and for the cotangent the transposed B-spline design matrix at ``xq`` and the
+    transposed interpolation system solved by sparse LU (O(n + m); periodic splines use the
+    interpolants of the unit vectors, O(n m)): every order, ``jax.linear_transpose`` too; in
+    ``x``, a ``TypeError``.
+
+    Parameters:
+        k: the degree (SciPy's default 3).
+        bc_type: the boundary condition, by name.
+        nu: the derivative in ``xq`` to evaluate (keyword-only, as ``extrapolate`` and
+            ``on_failure``).
+        extrapolate: None or True: the end polynomials continue outside ``[x[0], x[-1]]``
+            (periodically for "periodic"); False: NaN there.
+        on_failure: "raise" (default): too few points, non-finite data or sites not
+            strictly increasing (or data SciPy refuses) is a ``ValueError`` naming the
+            argument; "nan": that batch element's result is NaN instead.
+    """
+
+    k: int = 3
+    bc_type: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_whole("InterpSpline", "k", self.k)
+        if self.bc_type not in BC_TYPES:
+            raise ValueError(
+                f"InterpSpline: parameter 'bc_type' must be one of {BC_TYPES}; got "
+                f"{self.bc_type!r} (derivative values other than 0 would make the spline "
+                "affine, not linear, in y)."
+            )
+
+    def least_points(self) -> int:
+        return self.k + 1
+
+    def interpolant(self, x, y):
+        return scipy.interpolate.make_interp_spline(x, y, self.k, bc_type=self.bc_type)
+
+    def transpose(self, x, g, xq):
+        if not self.periodic():
+            found = bspline_transpose(x, g, xq, self.k, self.bc_type, self.nu, self.extrapolates())
+            if found is not None:
+                return (found,)
+        return (self.transpose_by_columns(x, g, xq),)
+
+
+make_interp_spline = InterpSpline()
+"""``scipy.interpolate.make_interp_spline`` (cubic, not-a-knot) as a ready adapter:
+``make_interp_spline(x, y, xq)`` is ``make_interp_spline(x, y)(xq)``."""
