@@ -348,7 +348,7 @@ def test_threaded_host_loop_matches_and_uses_the_pool():
     class Recording(ThreadedNorms):
         def forward(self, x):
             seen.add(threading.current_thread().name)
-            time.sleep(1e-3)  # releases the GIL, as SciPy's solvers do
+            time.sleep(0.01)  # releases the GIL, as SciPy's solvers do (and lets the pool start)
             return super().forward(x)
 
     with jax.enable_x64(True):

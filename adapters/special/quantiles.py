@@ -84,6 +84,9 @@ class Gammaincinv(jb.Adapter):
     def _slope(self, res):
         a, p, x, log_gamma, log_x = res
         a = a.astype(x.dtype)  # an integer a would reach the rules' products as float0
+        # the saved logs are constants to the rules (stop_gradient says so): log Γ(a) as a is
+        # held fixed, and log x's derivative comes from _log_end's rule, through p
+        log_gamma, log_x = jax.lax.stop_gradient((log_gamma, log_x))
         constants = (a, log_gamma, x)
         log_x = _log_end(_gamma_log_slope, 0, (log_x,), constants, _unless(a == 1, p))
         return jnp.exp(_gamma_log_slope((log_x,), *constants))
@@ -146,6 +149,9 @@ class Betaincinv(jb.Adapter):
     def _slope(self, res):
         a, b, y, x, log_beta, log_x, log_complement = res
         a, b = a.astype(x.dtype), b.astype(x.dtype)  # integers would reach the rules as float0
+        # constants to the rules, as in Gammaincinv._slope: the logs' derivatives come from
+        # _log_end's rule, through y
+        log_beta, log_x, log_complement = jax.lax.stop_gradient((log_beta, log_x, log_complement))
         saved, constants = (log_x, log_complement), (a, b, log_beta)
         log_x = _log_end(_beta_log_slope, 0, saved, constants, _unless(a == 1, y))
         log_complement = _log_end(_beta_log_slope, 1, saved, constants, _unless(b == 1, y))
