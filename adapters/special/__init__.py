@@ -8,6 +8,8 @@ Ready to call with SciPy's names and argument order, elementwise with broadcasti
   (``KvDerivative`` holds their derivatives).
 - ``gammaincinv`` (``a``, ``p``), ``betaincinv`` (``a``, ``b``, ``y``): differentiable in
   the probability to every order; in the shape parameters a ``TypeError``.
+- ``gammainc``, ``gammaincc`` (``a``, ``x``), ``betainc`` (``a``, ``b``, ``x``): differentiable
+  in ``x`` to every order and in the shapes to first order, exactly.
 - ``lambertw`` (``x``): the principal branch, real, to every order.
 
 Outside the real domain the result is NaN, as SciPy's real functions give; a complex number
@@ -28,6 +30,9 @@ from .bessel_k import KvDerivative as KvDerivative
 from .bessel_k import Kve as Kve
 from .bessel_k import kv as kv
 from .bessel_k import kve as kve
+from .incomplete import betainc as betainc
+from .incomplete import gammainc as gammainc
+from .incomplete import gammaincc as gammaincc
 from .lambertw import LambertW as LambertW
 from .lambertw import lambertw as lambertw
 from .quantiles import Betaincinv as Betaincinv
@@ -46,7 +51,10 @@ __all__ = [
     "KvDerivative",
     "LambertW",
     "Yv",
+    "betainc",
     "betaincinv",
+    "gammainc",
+    "gammaincc",
     "gammaincinv",
     "iv",
     "ive",

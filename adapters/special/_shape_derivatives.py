@@ -1,0 +1,247 @@
+"""The derivatives of the regularized incomplete gamma and beta functions in their shape
+parameters, on the host: plain NumPy functions, vectorized, with no JAX.
+
+- ``gammainc_da(a, x)``: ``∂P(a, x)/∂a``; ``gammaincc_da(a, x) = ∂Q(a, x)/∂a = -∂P/∂a``.
+- ``betainc_dab(a, b, x)``: ``(∂I_x(a, b)/∂a, ∂I_x(a, b)/∂b)``; ``betaincc_dab`` gives those
+  of ``1 - I_x(a, b)``, their negatives.
+
+Method. Each function is the value SciPy computes times its logarithmic derivative, which is
+computed from the expansion that converges fast where the function is not close to 1, so the
+complement's derivative comes out of the complement's own expansion (no ``1 - P`` anywhere):
+
+- gamma (Moore 1982, AS 187): for ``x < a + 1`` the series
+  ``P = x^a e^{-x}/Γ(a+1) Σ cₙ``, ``cₙ = Πₖ₌₁ⁿ x/(a+k)``, gives
+  ``∂ ln P/∂a = ln x - ψ(a+1) + Σ cₙ' / Σ cₙ`` with ``cₙ'/cₙ = -Σₖ₌₁ⁿ 1/(a+k)``; otherwise
+  Legendre's continued fraction ``Q = x^a e^{-x}/Γ(a) h`` (modified Lentz), differentiated
+  alongside its value in dual numbers: ``∂ ln Q/∂a = ln x - ψ(a) + h'/h``.
+- beta (Boik & Robison-Cox 1998): for ``x < (a+1)/(a+b+2)`` the continued fraction
+  ``I = x^a (1-x)^b /(a B(a, b)) h`` (modified Lentz), differentiated in dual numbers in
+  ``a`` and ``b``: ``∂ ln I/∂a = ln x - ψ(a+1) + ψ(a+b) + h_a/h``,
+  ``∂ ln I/∂b = ln(1-x) - ψ(b) + ψ(a+b) + h_b/h``; otherwise the same for
+  ``1 - I = I_{1-x}(b, a)``. (``-1/a - ψ(a)`` is written ``-ψ(a+1)``: no cancellation at tiny
+  ``a``.)
+
+Every element iterates until its own value and derivatives have converged (relative change
+below 1e-16), so an element's result never depends on the others in the batch. An element that
+has not converged after ``MAX_TERMS`` terms (shapes beyond about 1e8) is NaN.
+
+Domain: ``a, b > 0``; ``x >= 0`` (gamma), ``0 <= x <= 1`` (beta); NaN outside or for NaN
+input. At ``x = 0`` and at the upper end (``x = inf``, ``x = 1``) the derivatives are 0. Where
+the function underflows (``P < 1e-308``) the derivative is 0 too.
+
+Accuracy, measured against mpmath (``mp.diff`` of ``gammainc(a, 0, x, regularized=True)`` and
+``betainc(a, b, 0, x, regularized=True)``, or of the complement, at 30 digits) over shapes
+1e-3 ... 1e4 and ``x`` from the far lower tail to the far upper tail
+(``tests/test_special_incomplete.py``): maximum relative error 2.6e-13 for ``∂P/∂a`` (96
+points; the worst at a = 400, where SciPy's own ``P`` carries about that much) and 3.8e-13 for
+``∂I/∂a``, ``∂I/∂b`` (194 points; the worst at a = b = 1e4); below 1e-13 for shapes under 100.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sc
+
+MAX_TERMS = 100_000
+_EPS = 1e-16
+_TINY = 1e-300
+
+
+def gammainc_da(a, x) -> np.ndarray:
+    """``∂P(a, x)/∂a`` of the regularized lower incomplete gamma function
+    ``P = scipy.special.gammainc(a, x)``, in float64, broadcast over ``a`` and ``x``."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    out = np.full(a.shape, np.nan)
+    with np.errstate(all="ignore"):
+        valid = (a > 0) & (x >= 0) & np.isfinite(a)
+        out[valid & ((x == 0) | (x == np.inf))] = 0.0
+        inner = valid & (x > 0) & np.isfinite(x)
+        series = inner & (x < a + 1)
+        fraction = inner & ~series
+        aa, xx = a[series], x[series]
+        out[series] = sc.gammainc(aa, xx) * (np.log(xx) - sc.digamma(aa + 1) + _series(aa, xx))
+        aa, xx = a[fraction], x[fraction]
+        out[fraction] = -sc.gammaincc(aa, xx) * (np.log(xx) - sc.digamma(aa) + _fraction(aa, xx))
+    return out
+
+
+def gammaincc_da(a, x) -> np.ndarray:
+    """``∂Q(a, x)/∂a`` of ``Q = scipy.special.gammaincc(a, x) = 1 - P``: ``-gammainc_da``,
+    computed from ``Q``'s own continued fraction where ``P`` is close to 1."""
+    return -gammainc_da(a, x)
+
+
+def betainc_dab(a, b, x) -> tuple[np.ndarray, np.ndarray]:
+    """``(∂I/∂a, ∂I/∂b)`` of the regularized incomplete beta function
+    ``I = scipy.special.betainc(a, b, x)``, in float64, broadcast over the arguments."""
+    a, b, x = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, x)))
+    da = np.full(a.shape, np.nan)
+    db = np.full(a.shape, np.nan)
+    with np.errstate(all="ignore"):
+        valid = (a > 0) & (b > 0) & np.isfinite(a) & np.isfinite(b) & (x >= 0) & (x <= 1)
+        ends = valid & ((x == 0) | (x == 1))
+        da[ends] = db[ends] = 0.0
+        inner = valid & ~ends
+        direct = inner & (x < (a + 1) / (a + b + 2))
+        swapped = inner & ~direct
+        da[direct], db[direct] = _beta_lower(a[direct], b[direct], x[direct])
+        # 1 - I_x(a, b) = I_{1-x}(b, a): its derivatives, negated, with the roles swapped
+        db_c, da_c = _beta_lower(b[swapped], a[swapped], 1 - x[swapped])
+        da[swapped], db[swapped] = -da_c, -db_c
+    return da, db
+
+
+def betaincc_dab(a, b, x) -> tuple[np.ndarray, np.ndarray]:
+    """``(∂/∂a, ∂/∂b)`` of ``1 - I_x(a, b)`` (``scipy.special.betaincc``): the negatives of
+    ``betainc_dab``'s, computed from the complement's own continued fraction where ``I`` is
+    close to 1."""
+    da, db = betainc_dab(a, b, x)
+    return -da, -db
+
+
+def _beta_lower(a, b, x):
+    """``(∂I/∂a, ∂I/∂b)`` from the continued fraction, for ``x < (a+1)/(a+b+2)``."""
+    h, h_a, h_b = _beta_fraction(a, b, x)
+    value = sc.betainc(a, b, x)
+    da = value * (np.log(x) + _digamma_difference(a + 1, b - 1) + h_a / h)
+    db = value * (np.log1p(-x) + _digamma_difference(b, a) + h_b / h)
+    return da, db
+
+
+def _digamma_difference(s, d):
+    """``ψ(s + d) - ψ(s)`` (``s, s + d > 0``), by Taylor's series in ``d`` where ``|d|`` is
+    small beside ``s`` (the plain difference would cancel: ψ(1e4 + 1e-3) - ψ(1e4) lost 8
+    digits), else directly."""
+    out = sc.digamma(s + d) - sc.digamma(s)
+    small = np.abs(d) < 0.25 * s
+    if np.any(small):
+        s, d = s[small], d[small]
+        total, power = np.zeros_like(s), np.ones_like(s)
+        for k in range(1, 40):  # |d/s| < 1/4: the terms fall at least 4-fold
+            power = power * d / k
+            total += sc.polygamma(k, s) * power
+        out[small] = total
+    return out
+
+
+def _series(a, x):
+    """``Σ cₙ' / Σ cₙ`` for the series of ``P``: the ``a``-derivative of its log, less the
+    prefactor's."""
+    total, total_d = np.ones_like(x), np.zeros_like(x)
+    term, ratio = np.ones_like(x), np.zeros_like(x)  # cₙ and cₙ'/cₙ
+    active = np.arange(x.size)
+    for n in range(1, MAX_TERMS):
+        if active.size == 0:
+            break
+        an = a[active] + n
+        term[active] *= x[active] / an
+        ratio[active] -= 1 / an
+        step, step_d = term[active], term[active] * ratio[active]
+        total[active] += step
+        total_d[active] += step_d
+        done = (step <= _EPS * total[active]) & (np.abs(step_d) <= _EPS * np.abs(total_d[active]))
+        active = active[~done]
+    result = total_d / total
+    result[active] = np.nan  # not converged
+    return result
+
+
+def _fraction(a, x):
+    """``h'/h`` for Legendre's continued fraction of ``Q`` (modified Lentz, with the
+    ``a``-derivatives of every quantity carried alongside)."""
+    b = x + 1 - a
+    c, c_d = np.full_like(x, 1 / _TINY), np.zeros_like(x)
+    d, d_d = 1 / b, 1 / b**2  # b' = -1
+    h, h_d = d.copy(), d_d.copy()
+    active = np.arange(x.size)
+    for i in range(1, MAX_TERMS):
+        if active.size == 0:
+            break
+        aa = a[active]
+        an, an_d = -i * (i - aa), float(i)
+        b = x[active] + 2 * i + 1 - aa
+        c0, c0_d, d0, d0_d = c[active], c_d[active], d[active], d_d[active]
+        den = an * d0 + b
+        den_d = an_d * d0 + an * d0_d - 1
+        cn = b + an / c0
+        cn_d = -1 + an_d / c0 - an * c0_d / c0**2
+        dn, dn_d = 1 / den, -den_d / den**2
+        delta, delta_d = dn * cn, dn_d * cn + dn * cn_d
+        h0, h0_d = h[active], h_d[active]
+        h[active] = h0 * delta
+        h_d[active] = h0_d * delta + h0 * delta_d
+        c[active], c_d[active], d[active], d_d[active] = cn, cn_d, dn, dn_d
+        change_d = np.abs(h_d[active] - h0_d)
+        done = (np.abs(delta - 1) <= _EPS) & (change_d <= _EPS * np.abs(h_d[active]))
+        active = active[~done]
+    result = h_d / h
+    result[active] = np.nan
+    return result
+
+
+def _beta_fraction(a, b, x):
+    """``(h, h_a, h_b)``: the continued fraction of ``I_x(a, b)`` (Numerical Recipes'
+    ``betacf``, modified Lentz) with its derivatives in ``a`` and ``b`` carried alongside."""
+    # d = 1 - (a+b) x/(a+1); c = 1
+    d = 1 - (a + b) * x / (a + 1)
+    d_a = -x * (1 - b) / (a + 1) ** 2
+    d_b = -x / (a + 1)
+    d = _away_from_zero(d)
+    d, d_a, d_b = 1 / d, -d_a / d**2, -d_b / d**2
+    c, c_a, c_b = np.ones_like(x), np.zeros_like(x), np.zeros_like(x)
+    h, h_a, h_b = d.copy(), d_a.copy(), d_b.copy()
+    state = [c, c_a, c_b, d, d_a, d_b]
+    active = np.arange(x.size)
+    for m in range(1, MAX_TERMS):
+        if active.size == 0:
+            break
+        aa, bb, xx = a[active], b[active], x[active]
+        cur = [s[active] for s in state]
+        h0, h0_a, h0_b = h[active], h_a[active], h_b[active]
+        # the even step: m (b - m) x / ((a - 1 + 2m)(a + 2m))
+        p, q = aa - 1 + 2 * m, aa + 2 * m
+        coef = m * (bb - m) * xx / (p * q)
+        coef_a = -coef * (1 / p + 1 / q)
+        coef_b = m * xx / (p * q)
+        cur, fa, fa_a, fa_b = _lentz_step(cur, coef, coef_a, coef_b)
+        # the odd step: -(a + m)(a + b + m) x / ((a + 2m)(a + 1 + 2m))
+        r, s, t = aa + m, aa + bb + m, aa + 1 + 2 * m
+        coef = -r * s * xx / (q * t)
+        coef_a = coef * (1 / r + 1 / s - 1 / q - 1 / t)
+        coef_b = coef / s
+        cur, fb, fb_a, fb_b = _lentz_step(cur, coef, coef_a, coef_b)
+        # the two factors of this round: their product and its derivatives
+        f, f_a, f_b = fa * fb, fa_a * fb + fa * fb_a, fa_b * fb + fa * fb_b
+        hn, hn_a, hn_b = h0 * f, h0_a * f + h0 * f_a, h0_b * f + h0 * f_b
+        h[active], h_a[active], h_b[active] = hn, hn_a, hn_b
+        for s_full, s_new in zip(state, cur):
+            s_full[active] = s_new
+        done = (
+            (np.abs(hn - h0) <= _EPS * np.abs(hn))
+            & (np.abs(hn_a - h0_a) <= _EPS * np.abs(hn_a))
+            & (np.abs(hn_b - h0_b) <= _EPS * np.abs(hn_b))
+        )
+        active = active[~done]
+    h[active] = np.nan
+    return h, h_a, h_b
+
+
+def _lentz_step(cur, coef, coef_a, coef_b):
+    """One step of the modified Lentz method, ``d ← 1/(1 + coef d)``, ``c ← 1 + coef/c``,
+    in dual numbers; returns the new state and the factor ``d c`` with its derivatives."""
+    c, c_a, c_b, d, d_a, d_b = cur
+    den = _away_from_zero(1 + coef * d)
+    den_a = coef_a * d + coef * d_a
+    den_b = coef_b * d + coef * d_b
+    d, d_a, d_b = 1 / den, -den_a / den**2, -den_b / den**2
+    cn = _away_from_zero(1 + coef / c)
+    c_a = coef_a / c - coef * c_a / c**2
+    c_b = coef_b / c - coef * c_b / c**2
+    c = cn
+    factor = d * c
+    return [c, c_a, c_b, d, d_a, d_b], factor, d_a * c + d * c_a, d_b * c + d * c_b
+
+
+def _away_from_zero(v):
+    """Lentz's guard: a denominator that is exactly 0 becomes tiny."""
+    return np.where(np.abs(v) < _TINY, _TINY, v)

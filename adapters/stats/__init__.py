@@ -1,0 +1,41 @@
+"""``scipy.stats`` distributions as adapters: the ones JAX lacks, differentiable in every
+parameter.
+
+``t``, ``gamma``, ``beta``, ``chi2``, ``f``, ``invgamma``, named and called as SciPy's
+(``t.ppf(q, df, loc=0.0, scale=1.0)``, ``beta.cdf(x, a, b)``, ``f.isf(q, dfn, dfd)``), each
+with ``cdf``, ``sf``, ``logcdf``, ``logsf``, ``ppf``, ``isf``. Values are SciPy's; NaN outside
+the parameters' domain.
+
+Derivatives: in ``x``/``q``, ``loc`` and ``scale``, every order (closed forms from the density,
+in JAX); in the shape parameters, first order, exactly (the derivatives of the incomplete gamma
+and beta functions in their shapes, ``special._shape_derivatives``; the quantiles' by implicit
+differentiation, ``∂x/∂θ = -(∂F/∂θ)/f(x)``). The adapters behind the methods are
+``OneShapeFunction`` and ``TwoShapeFunction`` (a standardized function, shapes first).
+"""
+
+# scipy.special's gammainc, gammaincc, betainc are this package's adapters, and this package
+# computes its shape derivatives with special's: import special first, whole, so that either
+# import order finds the other complete
+from .. import special as _special  # noqa: F401  (isort: keep first)
+from ._distribution import Distribution as Distribution
+from ._function import OneShapeFunction as OneShapeFunction
+from ._function import TwoShapeFunction as TwoShapeFunction
+
+t = Distribution("t")
+gamma = Distribution("gamma")
+beta = Distribution("beta")
+chi2 = Distribution("chi2")
+f = Distribution("f")
+invgamma = Distribution("invgamma")
+
+__all__ = [
+    "Distribution",
+    "OneShapeFunction",
+    "TwoShapeFunction",
+    "beta",
+    "chi2",
+    "f",
+    "gamma",
+    "invgamma",
+    "t",
+]

@@ -1,0 +1,185 @@
+"""The six families, each described once: the shape names, the standardized log-density in
+JAX (for the derivatives in ``x``, every order), its normalizing constant on the host (SciPy's
+value), and the derivatives of the standardized cdf in the shapes on the host (from
+``special._shape_derivatives``). The adapters in ``_function.py`` read nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.special as sc
+from jax.scipy.special import gammaln, xlog1py, xlogy
+
+from ..special._shape_derivatives import betainc_dab, gammainc_da
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family of distributions, standardized (``loc = 0``, ``scale = 1``).
+
+    ``log_kernel(shapes, z)``: the log-density less its normalizing constant, in JAX, ``-inf``
+    outside the support; ``log_normalizer(shapes)``: that constant in JAX (its derivatives are
+    used) and ``host_log_normalizer`` the same on the host (its value is used: SciPy's
+    ``betaln`` is exact where JAX's loses up to 1e-12 relative); ``cdf_shape_gradient(shapes, z)``:
+    ``∂F/∂θ`` for each shape, NumPy in and out.
+    """
+
+    name: str
+    shapes: tuple[str, ...]
+    log_kernel: Callable[..., jax.Array]
+    log_normalizer: Callable[..., jax.Array]
+    host_log_normalizer: Callable[..., np.ndarray]
+    cdf_shape_gradient: Callable[..., tuple[np.ndarray, ...]]
+    support: tuple[float, float]
+
+
+def _inside(z, low, high, kernel):
+    """``kernel(z)`` on ``low < z < high`` and ``-inf`` elsewhere, with derivatives that stay
+    finite outside (the kernel is evaluated at a point inside there)."""
+    inside = (z > low) & (z < high)
+    safe = jnp.where(inside, z, (0.5 if high == 1 else 1.0))
+    return jnp.where(inside, kernel(safe), -jnp.inf)
+
+
+# --- gamma, chi2, invgamma: the incomplete gamma function
+
+
+def _gamma_gradient(a, z):
+    return (gammainc_da(a, np.maximum(z, 0)),)
+
+
+def _chi2_gradient(k, z):
+    return (0.5 * gammainc_da(k / 2, np.maximum(z, 0) / 2),)
+
+
+def _invgamma_gradient(a, z):
+    with np.errstate(divide="ignore"):
+        return (-gammainc_da(a, 1 / np.maximum(z, 0)),)
+
+
+# --- beta, t, f: the incomplete beta function
+
+
+def _beta_gradient(a, b, z):
+    return betainc_dab(a, b, np.clip(z, 0, 1))
+
+
+def _beta_parts(a, b, x, y):
+    """``∂I_x(a, b)/∂a``, ``∂I_x(a, b)/∂b`` and the beta density at ``x``, from ``x`` and
+    ``y = 1 - x`` each computed without rounding off the other (the smaller one goes to
+    the continued fraction)."""
+    a, b, x, y = np.broadcast_arrays(a, b, x, y)
+    lower = x <= 0.5
+    upper = ~lower
+    i_a, i_b = np.empty(x.shape), np.empty(x.shape)
+    i_a[lower], i_b[lower] = betainc_dab(a[lower], b[lower], x[lower])
+    db_u, da_u = betainc_dab(b[upper], a[upper], y[upper])  # I_x(a, b) = 1 - I_y(b, a)
+    i_a[upper], i_b[upper] = -da_u, -db_u
+    with np.errstate(divide="ignore", invalid="ignore"):
+        density = np.exp(sc.xlogy(a - 1, x) + sc.xlogy(b - 1, y) - sc.betaln(a, b))
+    return i_a, i_b, density
+
+
+def _t_gradient(df, z):
+    """``F(z) = ½ I_x(ν/2, ½)`` for ``z < 0``, ``1 - ½ I_x(ν/2, ½)`` for ``z > 0``, with
+    ``x = ν/(ν + z²)``; ``∂x/∂ν = x y/ν``, ``y = z²/(ν + z²) = 1 - x``."""
+    with np.errstate(all="ignore"):
+        x, y = df / (df + z * z), z * z / (df + z * z)
+        x = np.where(np.isinf(z), 0.0, x)
+        y = np.where(np.isinf(z), 1.0, y)
+        i_a, _, density = _beta_parts(df / 2, np.full_like(df, 0.5), x, y)
+        tail = 0.5 * (0.5 * i_a + density * x * y / df)  # ∂/∂ν of ½ I_x(ν/2, ½)
+        grad = np.where(z < 0, tail, -tail)
+        edge = np.where(np.isnan(df) | (df <= 0), np.nan, 0.0)
+        grad = np.where((z == 0) | np.isinf(z), edge, grad)
+    return (grad,)
+
+
+def _f_gradient(dfn, dfd, z):
+    """``F(z) = I_x(d₁/2, d₂/2)``, ``x = d₁z/(d₁z + d₂)``: ``∂x/∂d₁ = x y/d₁``,
+    ``∂x/∂d₂ = -x y/d₂``, ``y = d₂/(d₁z + d₂) = 1 - x``."""
+    with np.errstate(all="ignore"):
+        z = np.maximum(z, 0)
+        x, y = dfn * z / (dfn * z + dfd), dfd / (dfn * z + dfd)
+        x = np.where(np.isinf(z), 1.0, x)
+        y = np.where(np.isinf(z), 0.0, y)
+        i_a, i_b, density = _beta_parts(dfn / 2, dfd / 2, x, y)
+        d_dfn = 0.5 * i_a + density * x * y / dfn
+        d_dfd = 0.5 * i_b - density * x * y / dfd
+        ends = (z == 0) | np.isinf(z)
+        invalid = np.isnan(dfn) | np.isnan(dfd) | (dfn <= 0) | (dfd <= 0)
+        edge = np.where(invalid, np.nan, 0.0)
+        return np.where(ends, edge, d_dfn), np.where(ends, edge, d_dfd)
+
+
+def _f_log_kernel(m, n, z):
+    return m / 2 * jnp.log(m / n) + xlogy(m / 2 - 1, z) - (m + n) / 2 * jnp.log1p(m * z / n)
+
+
+def _log_beta(a, b):
+    return gammaln(a) + gammaln(b) - gammaln(a + b)
+
+
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        Family(
+            "gamma",
+            ("a",),
+            lambda a, z: _inside(z, 0, jnp.inf, lambda z: xlogy(a - 1, z) - z),
+            gammaln,
+            sc.gammaln,
+            _gamma_gradient,
+            (0, np.inf),
+        ),
+        Family(
+            "chi2",
+            ("df",),
+            lambda k, z: _inside(z, 0, jnp.inf, lambda z: xlogy(k / 2 - 1, z) - z / 2),
+            lambda k: gammaln(k / 2) + k / 2 * jnp.log(2.0),
+            lambda k: sc.gammaln(k / 2) + k / 2 * np.log(2.0),
+            _chi2_gradient,
+            (0, np.inf),
+        ),
+        Family(
+            "invgamma",
+            ("a",),
+            lambda a, z: _inside(z, 0, jnp.inf, lambda z: -(a + 1) * jnp.log(z) - 1 / z),
+            gammaln,
+            sc.gammaln,
+            _invgamma_gradient,
+            (0, np.inf),
+        ),
+        Family(
+            "beta",
+            ("a", "b"),
+            lambda a, b, z: _inside(z, 0, 1, lambda z: xlogy(a - 1, z) + xlog1py(b - 1, -z)),
+            _log_beta,
+            sc.betaln,
+            _beta_gradient,
+            (0, 1),
+        ),
+        Family(
+            "t",
+            ("df",),
+            lambda v, z: -(v + 1) / 2 * jnp.log1p(z * z / v),
+            lambda v: _log_beta(v / 2, 0.5) + jnp.log(v) / 2,
+            lambda v: sc.betaln(v / 2, 0.5) + np.log(v) / 2,
+            _t_gradient,
+            (-np.inf, np.inf),
+        ),
+        Family(
+            "f",
+            ("dfn", "dfd"),
+            lambda m, n, z: _inside(z, 0, jnp.inf, lambda z: _f_log_kernel(m, n, z)),
+            lambda m, n: _log_beta(m / 2, n / 2),
+            lambda m, n: sc.betaln(m / 2, n / 2),
+            _f_gradient,
+            (0, np.inf),
+        ),
+    )
+}

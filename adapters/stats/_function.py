@@ -1,0 +1,274 @@
+"""The adapters behind every distribution method: one class per number of shape parameters,
+the routine (``"t.ppf"``, ``"gammainc"``, ...) a static parameter.
+
+``OneShapeFunction(routine)(a, x)`` and ``TwoShapeFunction(routine)(a, b, x)`` evaluate a
+standardized ``cdf``, ``sf``, ``logcdf``, ``logsf``, ``ppf`` or ``isf`` with SciPy on the host.
+Their rules are JAX code: with ``f`` the density (from the family's log-density in JAX) and
+``F_θ = ∂F/∂θ`` the derivatives of the cdf in the shapes (a bridged call of
+``CdfShapeGradient``, exact, on the host), ``cdf``: ``(F_θ, f)``; ``sf``: ``(-F_θ, -f)``;
+``logcdf``: ``(F_θ, f)/F``; ``logsf``: ``(-F_θ, -f)/S``; ``ppf``: ``(-F_θ, 1)/f`` at the
+quantile; ``isf``: ``(F_θ, -1)/f``. The output enters the rules, so every order works in ``x``;
+in the shapes, first order, and the mixed second derivatives in a shape and ``x``
+(``_CdfShapeGradient`` is differentiable in ``x``; a second derivative in the shapes is NaN).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.special
+import scipy.stats
+
+import jaxbridge as jb
+
+from .._rules import total
+from ..special._common import float_dtype, host_dtype
+from ._families import FAMILIES, Family
+
+KINDS = ("cdf", "sf", "logcdf", "logsf", "ppf", "isf")
+# scipy.special's names for the gamma and beta cdf and sf, in scipy.special's argument order
+SPECIAL = {
+    "gammainc": ("gamma", "cdf", scipy.special.gammainc),
+    "gammaincc": ("gamma", "sf", scipy.special.gammaincc),
+    "betainc": ("beta", "cdf", scipy.special.betainc),
+}
+
+
+@dataclass(frozen=True)
+class Routine:
+    family: Family
+    kind: str
+    value: Any  # the host function, shapes first: value(*shapes, x)
+
+
+def routine(name: str) -> Routine:
+    """``"t.ppf"`` (a family and a kind) or one of ``SPECIAL``'s names."""
+    if name in SPECIAL:
+        family, kind, value = SPECIAL[name]
+        return Routine(FAMILIES[family], kind, value)
+    family, _, kind = name.partition(".")
+    if family not in FAMILIES or kind not in KINDS:
+        raise ValueError(
+            f"Unknown routine {name!r}: expected 'family.kind' with a family among "
+            f"{sorted(FAMILIES)} and a kind among {KINDS}, or one of {sorted(SPECIAL)}."
+        )
+    method = getattr(scipy.stats, family)
+    return Routine(FAMILIES[family], kind, lambda *a: getattr(method, kind)(a[-1], *a[:-1]))
+
+
+def _shape(raw: np.ndarray) -> np.ndarray:
+    """A shape parameter in [1/2, 8]."""
+    return 0.5 * 16.0 ** ((raw + 1) / 2)
+
+
+def _probability(raw: np.ndarray) -> np.ndarray:
+    """A probability in [0.05, 0.95]."""
+    return 0.5 + 0.45 * raw
+
+
+def _points(family: Family):
+    """Points well inside the support, where the density is not small."""
+    low, high = family.support
+    if high == 1:
+        return lambda raw: 0.5 + 0.4 * raw
+    if low == 0:
+        return lambda raw: 2.0 ** (1.5 * raw)
+    return lambda raw: 2.0 * raw
+
+
+class _Function(jb.Adapter):
+    """What both arities share; see the module docstring."""
+
+    routine: str
+    vectorized = True
+
+    def __post_init__(self):
+        found = routine(self.routine)
+        if len(found.family.shapes) != len(self.signature.split(",")) - 1:
+            raise ValueError(
+                f"{type(self).__name__} takes {len(self.signature.split(',')) - 1} shape "
+                f"parameters but {self.routine!r} has {len(found.family.shapes)}: use "
+                f"{'TwoShapeFunction' if len(found.family.shapes) == 2 else 'OneShapeFunction'}."
+            )
+
+    @property
+    def domains(self):
+        found = routine(self.routine)
+        names = ("a", "b")[: len(found.family.shapes)]
+        x = _probability if found.kind in ("ppf", "isf") else _points(found.family)
+        return {**{n: _shape for n in names}, "x": x}
+
+    def residual_specs(self, *args):
+        return jax.ShapeDtypeStruct((), float_dtype(*args))  # the log normalizer
+
+    def output_specs(self, *args):
+        shape = jnp.broadcast_shapes(*(a.shape for a in args))
+        return jax.ShapeDtypeStruct(shape, float_dtype(*args))
+
+    def _forward(self, *args):
+        found = routine(self.routine)
+        dtype = host_dtype(*args)
+        shapes = [np.asarray(s, np.float64) for s in args[:-1]]
+        with np.errstate(all="ignore"):
+            value = np.asarray(found.value(*shapes, np.asarray(args[-1], np.float64)))
+            log_normalizer = np.asarray(found.family.host_log_normalizer(*shapes))
+        return value.astype(dtype), log_normalizer.astype(dtype)
+
+    def _partials(self, res, need_shapes: bool):
+        """``(∂/∂shapes, ∂/∂x)`` of the output, as JAX arrays; ``None`` for an integer shape
+        (held fixed) or when ``need_shapes`` is false."""
+        *shapes, x, out, log_normalizer = res
+        found = routine(self.routine)
+        family, kind = found.family, found.kind
+        dtype = out.dtype
+        floats = [s.astype(dtype) for s in shapes]
+        log_norm = _exact(log_normalizer, family.log_normalizer(*floats))
+        point = out if kind in ("ppf", "isf") else x.astype(dtype)
+        log_density = family.log_kernel(*floats, point) - log_norm
+        sign = -1.0 if kind in ("sf", "logsf", "isf") else 1.0
+        if kind in ("cdf", "sf"):
+            scale = jnp.ones_like(out)
+            dx = sign * jnp.exp(log_density)
+        elif kind in ("logcdf", "logsf"):
+            scale = jnp.exp(-out)
+            dx = sign * jnp.exp(log_density - out)
+        else:  # the quantiles: dx/dq = ±1/f, dx/dθ = -F_θ/(∂F/∂x) at the quantile
+            scale = -sign * jnp.exp(-log_density)
+            dx = sign * jnp.exp(-log_density)
+        differentiable = [jnp.issubdtype(s.dtype, jnp.floating) for s in shapes]
+        if not (need_shapes and any(differentiable)):
+            return [None] * len(shapes), dx
+        gradient = _shape_gradient(family)(*floats, point)
+        gradient = gradient if isinstance(gradient, tuple) else (gradient,)
+        ds = [sign * g * scale if d else None for g, d in zip(gradient, differentiable)]
+        return ds, dx
+
+    def pullback(self, res, g):
+        ds, dx = self._partials(res, need_shapes=True)
+        return (*(None if d is None else g * d for d in ds), g * dx)
+
+    def pushforward(self, res, tangents):
+        need = any(t is not None for t in tangents[:-1])
+        ds, dx = self._partials(res, need_shapes=need)
+        return total(None if t is None or d is None else t * d for t, d in zip(tangents, [*ds, dx]))
+
+
+class OneShapeFunction(_Function):
+    """A standardized distribution function of a one-shape family (``t``, ``gamma``,
+    ``chi2``, ``invgamma``) at ``x``, or ``scipy.special.gammainc``/``gammaincc``:
+    ``OneShapeFunction("t.cdf")(df, x)``. See the module docstring for the rules."""
+
+    signature = "(),()->()"
+    residuals_from = ("a",)
+
+    def forward(self, a, x):
+        return self._forward(a, x)
+
+
+class TwoShapeFunction(_Function):
+    """A standardized distribution function of a two-shape family (``beta``, ``f``) at
+    ``x``, or ``scipy.special.betainc``: ``TwoShapeFunction("beta.ppf")(a, b, q)``."""
+
+    signature = "(),(),()->()"
+    residuals_from = ("a", "b")
+
+    def forward(self, a, b, x):
+        return self._forward(a, b, x)
+
+
+def _exact(host_value, traced):
+    """``host_value`` (SciPy's) as the value, ``traced``'s derivatives (JAX's)."""
+    return host_value + (traced - jax.lax.stop_gradient(traced))
+
+
+class _CdfShapeGradient(jb.Adapter):
+    """``∂F/∂θ`` of a family's standardized cdf at ``x``, one output per shape, exact, on the
+    host (``special._shape_derivatives``). Differentiable in ``x`` to every order
+    (``∂²F/∂θ∂x = ∂f/∂θ``, in JAX); a second derivative in the shapes is NaN (not
+    implemented). It could not be a ``TypeError``: JAX differentiates the whole pullback,
+    so ``grad(grad(cdf, x), θ)`` would raise through the shape cotangent it then drops."""
+
+    family: str
+    vectorized = True
+
+    def residual_specs(self, *args):
+        return jax.ShapeDtypeStruct((), float_dtype(*args))
+
+    def output_specs(self, *args):
+        shape = jnp.broadcast_shapes(*(a.shape for a in args))
+        spec = jax.ShapeDtypeStruct(shape, float_dtype(*args))
+        return spec if len(args) == 2 else (spec, spec)
+
+    def _forward(self, *args):
+        family = FAMILIES[self.family]
+        dtype = host_dtype(*args)
+        shapes = [np.asarray(s, np.float64) for s in args[:-1]]
+        shapes_x = np.broadcast_arrays(*shapes, np.asarray(args[-1], np.float64))
+        with np.errstate(all="ignore"):
+            gradient = family.cdf_shape_gradient(*shapes_x)
+            log_normalizer = np.asarray(family.host_log_normalizer(*shapes))
+        return (*(g.astype(dtype) for g in gradient), log_normalizer.astype(dtype))
+
+    def _dx(self, res):
+        """``∂f/∂θ`` for each shape: the derivatives of the outputs in ``x``."""
+        family = FAMILIES[self.family]
+        count = len(family.shapes)
+        shapes, x, log_normalizer = res[:count], res[count], res[-1]
+
+        def density(*shapes):
+            log_norm = _exact(log_normalizer, family.log_normalizer(*shapes))
+            return jnp.exp(family.log_kernel(*shapes, x) - log_norm)
+
+        return [
+            jax.jvp(
+                lambda s, i=i: density(*shapes[:i], s, *shapes[i + 1 :]),
+                (shapes[i],),
+                (jnp.ones_like(shapes[i]),),
+            )[1]
+            for i in range(count)
+        ]
+
+    def pullback(self, res, g):
+        g = g if isinstance(g, tuple) else (g,)
+        dx = self._dx(res)
+        unknown = _not_implemented(total(jnp.abs(gi) for gi in g))
+        return (*(unknown for _ in dx), total(gi * d for gi, d in zip(g, dx)))
+
+    def pushforward(self, res, tangents):
+        *ts, t = tangents
+        dx = self._dx(res)
+        unknown = total(_not_implemented(s) for s in ts if s is not None)
+        out = [total((None if t is None else t * d, unknown)) for d in dx]
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+def _not_implemented(weight):
+    """NaN where ``weight`` (a tangent or cotangent reaching a shape) is nonzero, else 0: a
+    second derivative in the shapes is NaN, never a silent zero, while the explicit zero
+    tangents of ``jax.hessian``'s other columns leave the mixed and ``x`` blocks exact."""
+    return jnp.where(weight != 0, jnp.nan, 0.0).astype(weight.dtype)
+
+
+class _OneShapeGradient(_CdfShapeGradient):
+    signature = "(),()->()"
+    residuals_from = ("a",)
+
+    def forward(self, a, x):
+        return self._forward(a, x)
+
+
+class _TwoShapeGradient(_CdfShapeGradient):
+    signature = "(),(),()->(),()"
+    residuals_from = ("a", "b")
+
+    def forward(self, a, b, x):
+        return self._forward(a, b, x)
+
+
+def _shape_gradient(family: Family) -> _CdfShapeGradient:
+    cls = _OneShapeGradient if len(family.shapes) == 1 else _TwoShapeGradient
+    return cls(family.name)

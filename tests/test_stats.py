@@ -1,0 +1,198 @@
+"""``jaxbridge.adapters.stats``: values as SciPy's (tails, tiny and large shapes, invalid
+parameters), derivatives in every argument against mpmath at 30 digits (the shapes) and
+central differences of SciPy (all), second derivatives in ``x``/``q``, and ``check_adapter``
+on every method with the shapes free (the property suite holds them fixed)."""
+
+from __future__ import annotations
+
+import jax
+import mpmath as mp
+import numpy as np
+import pytest
+import scipy.stats
+
+from jaxbridge.adapters import stats
+from jaxbridge.adapters.stats._function import KINDS
+from jaxbridge.testing import check_adapter
+
+mp.mp.dps = 30
+
+SHAPES = {  # a moderate, a tiny and a large value of each family's shapes
+    "t": [(3.5,), (0.05,), (1e4,)],
+    "gamma": [(2.5,), (1e-3,), (1e4,)],
+    "chi2": [(3.0,), (1e-3,), (1e4,)],
+    "invgamma": [(2.5,), (1e-3,), (1e4,)],
+    "beta": [(2.0, 3.5), (1e-3, 2.0), (1e4, 30.0)],
+    "f": [(3.0, 7.0), (1e-3, 5.0), (1e4, 30.0)],
+}
+PROBABILITIES = (1e-12, 0.3, 0.5, 0.9, 1 - 1e-12)
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    with jax.enable_x64(True):
+        yield
+
+
+def _mp_cdf(name, shapes, z, upper=False):
+    """The standardized cdf (``upper``: the sf) with mpmath, each computed as its smaller
+    side would be."""
+    reg = {"regularized": True}
+    if name == "gamma":
+        return mp.gammainc(shapes[0], *((z, mp.inf) if upper else (0, z)), **reg)
+    if name == "chi2":
+        return mp.gammainc(shapes[0] / 2, *((z / 2, mp.inf) if upper else (0, z / 2)), **reg)
+    if name == "invgamma":
+        return mp.gammainc(shapes[0], *((0, 1 / z) if upper else (1 / z, mp.inf)), **reg)
+    if name in ("beta", "f"):  # I_x(a, b) from the smaller of x and y = 1 - x
+        a, b = shapes if name == "beta" else (shapes[0] / 2, shapes[1] / 2)
+        x, y = (z, 1 - z) if name == "beta" else (a * z / (a * z + b), b / (a * z + b))
+        lower = mp.betainc(a, b, 0, x, **reg) if x < 0.5 else 1 - mp.betainc(b, a, 0, y, **reg)
+        return 1 - lower if upper else lower
+    (v,) = shapes
+    tail = mp.betainc(v / 2, mp.mpf(1) / 2, 0, v / (v + z * z), **reg) / 2
+    if (z < 0) != upper:
+        return tail
+    return 1 - tail
+
+
+def _mp_shape_derivatives(name, shapes, z, upper):
+    shapes = [mp.mpf(s) for s in shapes]
+    z = mp.mpf(z)
+    return [
+        mp.diff(
+            lambda s, i=i: _mp_cdf(name, [*shapes[:i], s, *shapes[i + 1 :]], z, upper), shapes[i]
+        )
+        for i in range(len(shapes))
+    ]
+
+
+def _cases():
+    for name, grid in SHAPES.items():
+        for shapes in grid:
+            for q in PROBABILITIES:
+                with np.errstate(all="ignore"):
+                    x = getattr(scipy.stats, name).ppf(q, *shapes)
+                # not where the quantile underflowed to the support's end (a tiny shape's
+                # lower quantiles), nor beyond 1e30, where mpmath's 30 digits see 1 - x = 1
+                if 1e-300 < abs(x) < 1e30 or (x == 0 and name == "t"):
+                    yield pytest.param(name, shapes, q, float(x), id=f"{name}-{shapes}-{q}")
+
+
+@pytest.mark.parametrize(("name", "shapes", "q", "x"), list(_cases()))
+def test_values_and_shape_derivatives_against_scipy_and_mpmath(name, shapes, q, x):
+    dist, ref = getattr(stats, name), getattr(scipy.stats, name)
+    loc, scale = 0.25, 1.5
+    point = loc + scale * x
+    for kind in ("cdf", "sf", "logcdf", "logsf"):
+        np.testing.assert_array_equal(
+            getattr(dist, kind)(point, *shapes, loc=loc, scale=scale),
+            getattr(ref, kind)(point, *shapes, loc=loc, scale=scale),
+        )
+    for kind in ("ppf", "isf"):
+        p = q if kind == "ppf" else 1 - q
+        np.testing.assert_array_equal(
+            getattr(dist, kind)(p, *shapes, loc=loc, scale=scale),
+            getattr(ref, kind)(p, *shapes, loc=loc, scale=scale),
+        )
+    # the shapes' derivatives: of the cdf and sf at x, and of the quantiles at q
+    upper = q > 0.5
+    want = [float(w) for w in _mp_shape_derivatives(name, shapes, x, upper)]
+    density = ref.pdf(x, *shapes)
+    argnums = tuple(range(1, 1 + len(shapes)))
+    kind = "sf" if upper else "cdf"
+    got = jax.grad(lambda *a: getattr(dist, kind)(a[0], *a[1:]), argnums)(x, *shapes)
+    np.testing.assert_allclose(got, want, rtol=3e-8, atol=0)  # 8e-9 measured: t, f at 1e4
+    # ppf at q = cdf(x) (isf at sf(x)): ∂x/∂θ = -(∂F/∂θ)/f = (∂S/∂θ)/f
+    p = ref.sf(x, *shapes) if upper else ref.cdf(x, *shapes)
+    quantile = "isf" if upper else "ppf"
+    got = jax.grad(lambda *a: getattr(dist, quantile)(a[0], *a[1:]), argnums)(p, *shapes)
+    sign = 1 if upper else -1
+    np.testing.assert_allclose(got, [sign * w / density for w in want], rtol=3e-8, atol=0)
+
+
+def _central(f, args, i):
+    h = 1e-6 * max(1.0, abs(args[i]))
+    up, down = list(args), list(args)
+    up[i] += h
+    down[i] -= h
+    return (f(*up) - f(*down)) / (2 * h)
+
+
+@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_derivative_against_central_differences_of_scipy(name, kind):
+    dist, ref = getattr(stats, name), getattr(scipy.stats, name)
+    shapes = SHAPES[name][0]
+    first = 0.3 if kind in ("ppf", "isf") else float(ref.ppf(0.3, *shapes)) * 1.5 + 0.25
+
+    def ours(*a):
+        return getattr(dist, kind)(a[0], *a[1:-2], loc=a[-2], scale=a[-1])
+
+    def theirs(*a):
+        return getattr(ref, kind)(a[0], *a[1:-2], loc=a[-2], scale=a[-1])
+
+    args = (first, *shapes, 0.25, 1.5)
+    grad = jax.grad(ours, tuple(range(len(args))))(*args)
+    for i in range(len(args)):
+        np.testing.assert_allclose(grad[i], _central(theirs, args, i), rtol=2e-6)
+        tangent = tuple(float(j == i) for j in range(len(args)))
+        np.testing.assert_allclose(jax.jvp(ours, args, tangent)[1], grad[i], rtol=1e-13)
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_second_derivatives_in_q_and_x(name):
+    """``d²x/dq² = -f'(x)/f(x)³`` through ``ppf``, ``d²F/dx² = f'`` through ``cdf``, with
+    ``f'`` by central differences of SciPy's pdf."""
+    dist, ref = getattr(stats, name), getattr(scipy.stats, name)
+    shapes = SHAPES[name][0]
+    q = 0.3
+    x = ref.ppf(q, *shapes)
+    slope = _central(lambda x: ref.pdf(x, *shapes), [x], 0)
+    density = ref.pdf(x, *shapes)
+    second = jax.grad(jax.grad(lambda q: dist.ppf(q, *shapes)))(q)
+    np.testing.assert_allclose(second, -slope / density**3, rtol=1e-6)
+    second = jax.hessian(lambda x: dist.cdf(x, *shapes))(x)
+    np.testing.assert_allclose(second, slope, rtol=1e-6)
+    third = jax.jacfwd(jax.jacfwd(jax.grad(lambda x: dist.logsf(x, *shapes))))(x)
+    assert np.isfinite(third)
+
+
+def test_invalid_parameters_give_nan():
+    for name, shapes in [("t", (3.0,)), ("gamma", (2.0,)), ("beta", (2.0, 3.0)), ("f", (3.0, 4.0))]:
+        dist = getattr(stats, name)
+        bad = [(-1.0,) + shapes[1:], (np.nan,) + shapes[1:]]
+        for kind in KINDS:
+            method = getattr(dist, kind)
+            assert np.isnan(method(0.5, *shapes, scale=-1.0))
+            assert np.isnan(method(0.5, *shapes, scale=0.0))
+            for b in bad:
+                assert np.isnan(method(0.5, *b)), (name, kind, b)
+        assert np.isnan(dist.ppf(1.5, *shapes)) and np.isnan(dist.isf(-0.1, *shapes))
+        grad = jax.grad(dist.cdf, argnums=1)(0.5, -1.0, *shapes[1:])
+        assert np.isnan(grad)
+
+
+def test_outside_the_support():
+    np.testing.assert_array_equal(stats.gamma.cdf(-1.0, 2.0), 0.0)
+    np.testing.assert_array_equal(stats.beta.sf(1.5, 2.0, 3.0), 0.0)
+    np.testing.assert_array_equal(jax.grad(stats.gamma.cdf, argnums=(0, 1))(-1.0, 2.0), (0.0, 0.0))
+
+
+def test_broadcasting_and_vmap():
+    q = np.linspace(0.1, 0.9, 6).reshape(2, 3)
+    df = np.array([1.5, 4.0, 30.0])
+    np.testing.assert_array_equal(stats.t.ppf(q, df, loc=1.0), scipy.stats.t.ppf(q, df, loc=1.0))
+    grad = jax.vmap(jax.grad(stats.t.ppf, argnums=1), in_axes=(0, None))(q[0], 4.0)
+    each = [jax.grad(stats.t.ppf, argnums=1)(qi, 4.0) for qi in q[0]]
+    np.testing.assert_allclose(grad, each, rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_check_adapter_with_free_shapes(name, kind):
+    adapter = getattr(stats, name).adapters[kind]
+    rng = np.random.default_rng(1)
+    shapes = [rng.uniform(1.0, 6.0, 2) for _ in SHAPES[name][0]]
+    x = adapter.domains["x"](rng.uniform(-0.8, 0.8, 2))
+    check_adapter(adapter, *shapes, x, checks=("specs", "jit", "grad", "jvp", "transpose"))
