@@ -181,8 +181,9 @@ class TwoShapeFunction(_Function):
 
 
 def _exact(host_value, traced):
-    """``host_value`` (SciPy's) as the value, ``traced``'s derivatives (JAX's)."""
-    return host_value + (traced - jax.lax.stop_gradient(traced))
+    """``host_value`` (SciPy's, a residual: a constant of the rules, as ``stop_gradient``
+    says) as the value, ``traced``'s derivatives (JAX's)."""
+    return jax.lax.stop_gradient(host_value) + (traced - jax.lax.stop_gradient(traced))
 
 
 class _CdfShapeGradient(jb.Adapter):
