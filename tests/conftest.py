@@ -1,6 +1,6 @@
 """Shared test settings.
 
-Hypothesis profiles, for the property tests (``test_adapters_properties.py`` and the other
+Hypothesis profiles, for the property tests (``test_properties_*.py`` and the other
 tests that draw inputs with ``jaxbridge.testing.inputs``). Every example at a new shape
 compiles JAX programs (~0.1-0.5 s), so both profiles turn the deadline off and keep shapes
 small; they differ in how much they explore:

@@ -1,0 +1,59 @@
+"""The property suite (``tests/_properties.py``) over ``jaxbridge.adapters.linalg``: the
+solves' rules are solves again, the matrix functions' and equations' rules are bridged
+calls, so every order works."""
+
+import numpy as np
+import scipy.sparse
+from _properties import NOT_LINEAR, Case, property_tests
+
+from jaxbridge.adapters.linalg import (
+    ContinuousRiccatiSolve,
+    DiscreteLyapunovSolve,
+    DiscreteRiccatiSolve,
+    LinearSolve,
+    LyapunovSolve,
+    MatrixLog,
+    MatrixSqrt,
+    SparseSolve,
+    SylvesterSolve,
+)
+
+
+class _SparseSolve(SparseSolve):
+    @property
+    def domains(self):
+        return {"data": self.diagonally_dominant}
+
+    def diagonally_dominant(self, raw: np.ndarray) -> np.ndarray:
+        """Values on the pattern (which must hold the diagonal) that make every row strictly
+        diagonally dominant, hence the matrix nonsingular: off the diagonal |v| <= 1/2 per row
+        in all, on it v in [1/2, 3/2]."""
+        counts = np.diff(self.indptr)
+        rows = np.repeat(np.arange(len(counts)), counts)
+        on_diagonal = rows == np.asarray(self.indices)
+        return np.where(on_diagonal, 1.0 + raw / 2, raw / (2 * counts.max()))
+
+
+# A 5x5 pattern with fill-in under LU: a tridiagonal band and a corner entry each way.
+_PATTERN = scipy.sparse.csr_array(
+    np.eye(5) + np.eye(5, k=1) + np.eye(5, k=-1) + np.eye(5, k=4) + np.eye(5, k=-4)
+)
+
+CASES = [
+    Case(LinearSolve()),
+    Case(LinearSolve(assume_a="pos")),
+    Case(SylvesterSolve()),
+    Case(LyapunovSolve()),
+    Case(
+        _SparseSolve(_PATTERN.indices, _PATTERN.indptr, _PATTERN.shape),
+        sizes={"k": _PATTERN.nnz, "n": 5},
+    ),
+    Case(MatrixSqrt(), skipped=NOT_LINEAR),
+    Case(MatrixLog(), skipped=NOT_LINEAR),
+    Case(DiscreteLyapunovSolve()),
+    Case(ContinuousRiccatiSolve(), skipped=NOT_LINEAR, float32=False),
+    Case(DiscreteRiccatiSolve(), skipped=NOT_LINEAR, float32=False),
+]
+test_check_adapter_passes, test_every_check_runs_that_should = property_tests(
+    CASES, quick={"LinearSolve-gen"}
+)

@@ -1,0 +1,40 @@
+"""The property suite (``tests/_properties.py``) over ``jaxbridge.adapters.optimize``: rules
+on the host (first order), no linear_in; the solvers compute in float64 whatever the input."""
+
+from _optimize_problems import (
+    Distance,
+    Growth,
+    Kepler,
+    Nonnegative,
+    Rosenbrock,
+    SimplexDistance,
+    SumToOne,
+)
+from _properties import HOST_RULES, Case, property_tests
+
+from jaxbridge.adapters.optimize import (
+    LeastSquares,
+    Minimize,
+    MinimizeBounded,
+    MinimizeConstrained,
+    Root,
+)
+
+CASES = [
+    Case(Root(Kepler()), sizes={"n": 1, "p": 2}, skipped=HOST_RULES, float32=False),
+    Case(
+        Minimize(Rosenbrock(), method="trust-exact"),
+        sizes={"n": 2, "p": 2},
+        skipped=HOST_RULES,
+        float32=False,
+    ),
+    Case(MinimizeBounded(Distance()), sizes={"n": 2, "p": 2}, skipped=HOST_RULES, float32=False),
+    Case(
+        MinimizeConstrained(SimplexDistance(), eq=SumToOne(), ineq=Nonnegative()),
+        sizes={"n": 3, "p": 3},
+        skipped=HOST_RULES,
+        float32=False,
+    ),
+    Case(LeastSquares(Growth()), sizes={"n": 2, "p": 4}, skipped=HOST_RULES, float32=False),
+]
+test_check_adapter_passes, test_every_check_runs_that_should = property_tests(CASES, quick={"Root"})
