@@ -14,7 +14,7 @@ import numpy as np
 from jax.core import Tracer
 
 from ._bridge import call, host_pullback, host_pushforward
-from ._plan import arg_names
+from ._plan import arg_names, default_rule
 from ._primitives import api_boundary
 from ._signature import bind_dims, core_shape, parse
 
@@ -146,6 +146,7 @@ class Adapter:
         setattr(cls, "__init__", checked_init)  # not `cls.__init__ = `: type checkers keep
         # the dataclass signature for the constructor
 
+    @default_rule
     def forward(self, *args: np.ndarray) -> Any:
         """Compute the outputs on the host. NumPy arrays in (read-only), NumPy arrays out.
 
@@ -168,6 +169,7 @@ class Adapter:
         """
         raise NotImplementedError(f"{type(self).__name__} must define `forward`.")
 
+    @default_rule
     def backward(self, res: tuple[np.ndarray, ...], g: Any) -> tuple[Any, ...]:
         """Compute the cotangents of the inputs on the host.
 
@@ -183,6 +185,7 @@ class Adapter:
             f"{type(self).__name__} defines no `backward`, so it cannot be differentiated."
         )
 
+    @default_rule
     def pullback(self, res: tuple[jax.Array, ...], g: Any) -> tuple[jax.Array | None, ...]:
         """The backward pass as JAX code; by default it calls ``backward`` on the host.
 
@@ -193,6 +196,7 @@ class Adapter:
         """
         return host_pullback(self, res, g)
 
+    @default_rule
     def jvp(self, res: tuple[np.ndarray, ...], tangents: tuple[Any, ...]) -> Any:
         """Compute the tangent of the outputs on the host (forward mode: ``jvp``, ``jacfwd``).
 
@@ -205,6 +209,7 @@ class Adapter:
         """
         raise NotImplementedError(f"{type(self).__name__} defines no `jvp`.")
 
+    @default_rule
     def pushforward(self, res: tuple[jax.Array, ...], tangents: tuple[Any, ...]) -> Any:
         """The forward-mode rule as JAX code; by default it calls ``jvp`` on the host.
 

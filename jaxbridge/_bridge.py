@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._operations import (
-    Backward,
-    Forward,
-    floating,
-    fully_linear,
-    host_function,
-    loop_of,
-    output_tangents,
-    overrides,
-    plan_of,
-)
-from ._plan import arg_names, make_plan
+from ._operations import Backward, Forward, host_tangents
+from ._plan import arg_names, floating, fully_linear, make_plan, overrides, plan_of
 from ._primitives import bind
-from ._transport import host_call
 
 if TYPE_CHECKING:
     from ._adapter import Adapter
@@ -65,32 +53,7 @@ def host_pushforward(adapter: Adapter, res: tuple[jax.Array, ...], tangents: tup
             f"cannot go through it (reverse mode, grad and jacrev, works). Define `jvp(self, "
             f"res, tangents)` on the host, or `pushforward(self, res, tangents)` in JAX."
         )
-    given = [i for i, t in enumerate(tangents) if t is not None]
-    n_res = len(res)
-    cores = (*plan.args, *plan.outputs, *plan.residuals)
-    ranks = [len(s.shape) for s in cores] + [len(plan.args[i].shape) for i in given]
-    n_out = len(plan.outputs)
-
-    def compute(values: Sequence[np.ndarray], _outs: object) -> list[object]:
-        host_tangents: list[np.ndarray | None] = [None] * len(names)
-        for i, value in zip(given, values[n_res:]):
-            host_tangents[i] = value
-        got = adapter.jvp(tuple(values[:n_res]), tuple(host_tangents))
-        items = output_tangents(plan.owner, "jvp", got, n_out)
-        return [
-            np.zeros(o.shape, o.dtype) if t is None else t
-            for t, o in zip(items, plan.outputs)
-            if floating(o.dtype)
-        ]
-
-    results = [o for o in plan.outputs if floating(o.dtype)]
-    args = (*res, *(tangents[i] for i in given))
-    loop = loop_of(args, ranks)
-    specs = [jax.ShapeDtypeStruct(loop + s.shape, s.dtype) for s in results]
-    on_host = host_function(adapter, "jvp", compute, ranks, results, specs)
-    computed = iter(host_call(on_host, specs, args))
-    tangent_out = [next(computed) if floating(o.dtype) else None for o in plan.outputs]
-    return tangent_out[0] if n_out == 1 else tuple(tangent_out)
+    return host_tangents(adapter, plan, res, tangents)
 
 
 def _bind(adapter: Adapter, names: tuple[str, ...], args: tuple, kwargs: dict) -> list[jax.Array]:

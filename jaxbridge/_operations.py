@@ -1,8 +1,8 @@
 """The three operations of a bridged call, each bound as a primitive (see ``_primitives``).
 
 - ``Forward``: ``adapter.forward`` on the host; with ``residuals``, the residuals too.
-- ``TangentMap``: J·t, ``adapter.pushforward`` (by default ``jvp`` on the host); linear in
-  the tangents, its transpose is ``adapter.pullback``.
+- ``TangentMap``: J·t, ``adapter.pushforward`` (by default ``jvp`` on the host, in one
+  callback: ``host_tangents``); linear in the tangents, its transpose is ``adapter.pullback``.
 - ``Backward``: Jᵀ·g, ``adapter.backward`` on the host (the default ``pullback``); linear in
   the cotangents, its transpose is the tangent map.
 
@@ -22,7 +22,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._caches import per_object
 from ._host import (
     Compute,
     HostFunction,
@@ -33,10 +32,10 @@ from ._host import (
     set_aside,
     whole,
 )
-from ._plan import Plan, arg_names, make_plan, writes_out
+from ._plan import Plan, arg_names, floating, fully_linear, overrides, plan_of, writes_out
 from ._primitives import Linear, bind, vary_like
 from ._residuals import refuse_differentiated_residuals
-from ._transport import gives_buffers, host_call, x64_mode
+from ._transport import gives_buffers, host_call
 
 if TYPE_CHECKING:
     from ._adapter import Adapter
@@ -351,27 +350,39 @@ class Backward:
         return [None] * n_res + out
 
 
+def host_tangents(adapter: Adapter, plan: Plan, res: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    """J·t by ``adapter.jvp`` in one host callback: the default ``pushforward``'s host call,
+    as ``Backward`` is the default ``pullback``'s. ``tangents`` has one entry per input,
+    ``None`` where zero; the result is one tangent per output (``None`` for integer ones),
+    the tangent itself for one output."""
+    given = [i for i, t in enumerate(tangents) if t is not None]
+    n_res, n_out = len(res), len(plan.outputs)
+    cores = (*plan.args, *plan.outputs, *plan.residuals)
+    ranks = [len(s.shape) for s in cores] + [len(plan.args[i].shape) for i in given]
+
+    def compute(values: Sequence[np.ndarray], _outs: object) -> list[object]:
+        on_host: list[np.ndarray | None] = [None] * len(plan.names)
+        for i, value in zip(given, values[n_res:]):
+            on_host[i] = value
+        got = adapter.jvp(tuple(values[:n_res]), tuple(on_host))
+        items = output_tangents(plan.owner, "jvp", got, n_out)
+        return [
+            np.zeros(o.shape, o.dtype) if t is None else t
+            for t, o in zip(items, plan.outputs)
+            if floating(o.dtype)
+        ]
+
+    results = [o for o in plan.outputs if floating(o.dtype)]
+    args = (*res, *(tangents[i] for i in given))
+    loop = loop_of(args, ranks)
+    specs = [jax.ShapeDtypeStruct(loop + s.shape, s.dtype) for s in results]
+    on_host = host_function(adapter, "jvp", compute, ranks, results, specs)
+    computed = iter(host_call(on_host, specs, args))
+    out = [next(computed) if floating(o.dtype) else None for o in plan.outputs]
+    return out[0] if n_out == 1 else tuple(out)
+
+
 # --- what the operations share --------------------------------------------------------------
-
-
-def plan_of(adapter: Adapter, args: Sequence[Any]) -> Plan:
-    """The plan of a call on ``args`` (avals, arrays or ``Linear`` markers), cached."""
-    # (the 64-bit mode is part of the key: declared dtypes are canonicalized in it)
-    key = (tuple((tuple(a.shape), np.dtype(a.dtype)) for a in args), x64_mode())
-    plans = _plans(adapter)
-    try:
-        return plans[key]
-    except KeyError:
-        specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in key[0]]
-        plan = plans[key] = make_plan(adapter, arg_names(type(adapter)), specs)
-        return plan
-
-
-@per_object
-def _plans(adapter: Adapter) -> dict[tuple, Plan]:
-    """The plans of ``adapter``'s calls, by argument shapes and dtypes: kept while the
-    adapter is (a large parameter, as ``SparseSolve``'s pattern, goes with it)."""
-    return {}
 
 
 def loop_of(args: Sequence[Any], core_ranks: Sequence[int]) -> tuple[int, ...]:
@@ -495,23 +506,6 @@ def host_function(
         cls.threads,
         repair=repair,
     )
-
-
-def floating(dtype: Any) -> bool:
-    return bool(jnp.issubdtype(dtype, jnp.inexact))
-
-
-def fully_linear(adapter: Adapter, plan: Plan) -> bool:
-    """Whether ``forward`` is linear in all its floating arguments together: then its
-    derivative rules do not depend on where they are taken, and differentiate to zero."""
-    names = {n for n, a in zip(plan.names, plan.args) if floating(a.dtype)}
-    return bool(adapter.linear_in) and set(adapter.linear_in) >= names
-
-
-def overrides(adapter: Adapter, method: str) -> bool:
-    from ._adapter import Adapter
-
-    return getattr(type(adapter), method) is not getattr(Adapter, method)
 
 
 def describe(value: object) -> str:

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ._caches import per_object
 from ._signature import bind_dims, parse
+from ._transport import x64_mode
 
 if TYPE_CHECKING:
     from ._adapter import Adapter
@@ -160,3 +162,46 @@ def writes_out(cls: type) -> bool:
 def _takes_out(forward: Callable[..., Any]) -> bool:
     parameter = inspect.signature(forward).parameters.get("out")
     return parameter is not None and parameter.kind is parameter.KEYWORD_ONLY
+
+
+def plan_of(adapter: Adapter, args: Sequence[Any]) -> Plan:
+    """The plan of a call on ``args`` (avals, arrays or ``Linear`` markers), cached."""
+    # (the 64-bit mode is part of the key: declared dtypes are canonicalized in it)
+    key = (tuple((tuple(a.shape), np.dtype(a.dtype)) for a in args), x64_mode())
+    plans = _plans(adapter)
+    try:
+        return plans[key]
+    except KeyError:
+        specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in key[0]]
+        plan = plans[key] = make_plan(adapter, arg_names(type(adapter)), specs)
+        return plan
+
+
+@per_object
+def _plans(adapter: Adapter) -> dict[tuple, Plan]:
+    """The plans of ``adapter``'s calls, by argument shapes and dtypes: kept while the
+    adapter is (a large parameter, as ``SparseSolve``'s pattern, goes with it)."""
+    return {}
+
+
+def floating(dtype: Any) -> bool:
+    return bool(jnp.issubdtype(dtype, jnp.inexact))
+
+
+def fully_linear(adapter: Adapter, plan: Plan) -> bool:
+    """Whether ``forward`` is linear in all its floating arguments together: then its
+    derivative rules do not depend on where they are taken, and differentiate to zero."""
+    names = {n for n, a in zip(plan.names, plan.args) if floating(a.dtype)}
+    return bool(adapter.linear_in) and set(adapter.linear_in) >= names
+
+
+def default_rule(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Marks one of ``Adapter``'s default methods, so that ``overrides`` tells a subclass's
+    own from it without importing ``Adapter`` (whose module imports this one)."""
+    method.adapter_default = True  # type: ignore[attr-defined]
+    return method
+
+
+def overrides(adapter: Adapter, method: str) -> bool:
+    """Whether ``adapter``'s class defines ``method`` instead of inheriting the default."""
+    return not getattr(getattr(type(adapter), method), "adapter_default", False)

@@ -36,10 +36,10 @@ import numpy as np
 from jax.extend.core import Var
 
 from ._caches import per_object
+from ._plan import Plan, floating, overrides, plan_of
 
 if TYPE_CHECKING:
     from ._adapter import Adapter
-    from ._plan import Plan
 
 _BARRIERS = frozenset(
     {"jaxbridge_forward", "jaxbridge_jvp", "jaxbridge_vjp", "stop_gradient"}
@@ -58,8 +58,6 @@ def refuse_differentiated_residuals(
 ) -> None:
     """Raise ``TypeError`` if the forward with residuals, differentiated along ``tangents``,
     hands its residuals to a JAX rule that would differentiate through them."""
-    from ._operations import floating, overrides
-
     floating_residuals = [k for k, r in enumerate(plan.residuals) if floating(r.dtype)]
     if not floating_residuals:
         return
@@ -90,8 +88,6 @@ def _residual_read(adapter: Adapter, rule: str, key: tuple) -> int | None:
     """The first floating residual that ``adapter``'s JAX ``rule`` computes with, on
     arguments of shapes and dtypes ``key``; ``None`` if none (or if the rule cannot be traced
     here: the call itself then raises its own error)."""
-    from ._operations import floating, plan_of
-
     args = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in key]
     plan = plan_of(adapter, args)
     results = [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in plan.results(True)]

@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from .._operations import overrides
+from .._plan import overrides
 from . import _host
 from ._subject import Subject, listing
 from ._transforms import floating

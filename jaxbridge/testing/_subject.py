@@ -18,8 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._adapter import Adapter
-from .._operations import fully_linear, overrides, plan_of
-from .._plan import arg_names
+from .._plan import arg_names, fully_linear, overrides, plan_of
 from .._signature import Signature, bind_dims, parse
 from . import _host
 from ._compare import Tolerance, mismatch, tolerance
