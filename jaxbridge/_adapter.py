@@ -14,6 +14,7 @@ import numpy as np
 from jax.core import Tracer
 
 from ._bridge import call, host_pullback, host_pushforward
+from ._domain import Domain
 from ._plan import arg_names, default_rule
 from ._primitives import api_boundary
 from ._signature import bind_dims, core_shape, parse
@@ -59,10 +60,11 @@ class Adapter:
     Raise it for routines that release the GIL (most of SciPy's) and are thread-safe; the
     default runs the loop on one thread."""
 
-    domains: ClassVar[Mapping[str, str | Callable[[np.ndarray], np.ndarray]]] = {}
+    domains: ClassVar[Mapping[str, str | Domain | Callable[[np.ndarray], np.ndarray]]] = {}
     """What valid inputs look like, by argument name, for ``jaxbridge.testing``: its input
-    strategy draws them, ``check_adapter`` draws its batches from them and keeps its
-    finite-difference steps inside them. An argument not named is ``"real"``. The kinds:
+    strategy draws them, ``check_adapter`` draws its batches from them, keeps its
+    finite-difference steps inside them and refuses inputs outside them. An argument not
+    named is ``"real"``. The ready domains, by name:
 
     - ``"real"``: any finite value (drawn from [-2, 2]).
     - ``"positive"``: greater than 0 (drawn from [1/4, 4]).
@@ -75,12 +77,13 @@ class Adapter:
       differences move entries (i, j) and (j, i) together, so it stays symmetric.
     - ``"stable"``: a square matrix whose eigenvalues have negative real parts (drawn with
       its symmetric part's eigenvalues at most -1/2).
-    - a callable, for inputs the names cannot describe (a sparse matrix's values on a fixed
-      pattern, say): given a float64 array of the argument's shape with entries in [-1, 1],
-      it returns a valid input of that shape (raw zeros should give the simplest one:
-      Hypothesis shrinks towards them).
+    - a ``jaxbridge.Domain``, for inputs the names cannot describe (a sparse matrix's values
+      on a fixed pattern, say): how to build a valid input from raw draws in [-1, 1] (raw
+      zeros should give the simplest one: Hypothesis shrinks towards them), how far a finite
+      difference may step, and what an input outside it is. A plain function is a domain
+      that builds values and sets no limit.
 
-    Matrix kinds apply to the last two axes. When the domain depends on a parameter, define
+    Matrix domains apply to the last two axes. When the domain depends on a parameter, define
     ``domains`` as a property::
 
         @property

@@ -1,6 +1,7 @@
 """The property suite (``tests/_properties.py``) over ``jaxbridge.adapters.linalg``: the
 solves' rules are solves again, the matrix functions' and equations' rules are bridged
-calls, so every order works."""
+calls, so every order works. SparseSolve draws diagonally dominant values on its pattern
+(which holds the diagonal)."""
 
 import numpy as np
 import scipy.sparse
@@ -18,22 +19,6 @@ from jaxbridge.adapters.linalg import (
     SylvesterSolve,
 )
 
-
-class _SparseSolve(SparseSolve):
-    @property
-    def domains(self):
-        return {"data": self.diagonally_dominant}
-
-    def diagonally_dominant(self, raw: np.ndarray) -> np.ndarray:
-        """Values on the pattern (which must hold the diagonal) that make every row strictly
-        diagonally dominant, hence the matrix nonsingular: off the diagonal |v| <= 1/2 per row
-        in all, on it v in [1/2, 3/2]."""
-        counts = np.diff(self.indptr)
-        rows = np.repeat(np.arange(len(counts)), counts)
-        on_diagonal = rows == np.asarray(self.indices)
-        return np.where(on_diagonal, 1.0 + raw / 2, raw / (2 * counts.max()))
-
-
 # A 5x5 pattern with fill-in under LU: a tridiagonal band and a corner entry each way.
 _PATTERN = scipy.sparse.csr_array(
     np.eye(5) + np.eye(5, k=1) + np.eye(5, k=-1) + np.eye(5, k=4) + np.eye(5, k=-4)
@@ -45,7 +30,7 @@ CASES = [
     Case(SylvesterSolve()),
     Case(LyapunovSolve()),
     Case(
-        _SparseSolve(_PATTERN.indices, _PATTERN.indptr, _PATTERN.shape),
+        SparseSolve(_PATTERN.indices, _PATTERN.indptr, _PATTERN.shape),
         sizes={"k": _PATTERN.nnz, "n": 5},
     ),
     Case(MatrixSqrt(), skipped=NOT_LINEAR),

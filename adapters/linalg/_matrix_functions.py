@@ -3,6 +3,7 @@ value, the domain their tests draw from, and the block form of a Fréchet deriva
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 from collections.abc import Callable
@@ -11,6 +12,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+import jaxbridge as jb
 
 from ._solving import failure, require_finite
 
@@ -63,13 +66,23 @@ def principal(
 _WHAT = {"sqrtm": "square root", "logm": "logarithm"}
 
 
-def positive_spectrum(raw: np.ndarray) -> np.ndarray:
-    """A matrix whose eigenvalues lie in the disc of radius 1/2 about 1 (``I + m`` with
-    ``||m||₂ <= 1/2``), far from the negative real axis: a domain for ``sqrtm`` and ``logm``.
-    Nonsymmetric, so complex eigenvalue pairs are drawn too."""
-    n = raw.shape[-1]
-    norm = np.linalg.norm(raw, ord=2, axis=(-2, -1))[..., None, None]
-    return np.eye(n) + 0.5 * raw / np.maximum(1.0, norm)
+def _distance_from_cut(x: np.ndarray) -> np.ndarray:
+    """How far the spectrum of each matrix is from the closed negative real axis, where the
+    principal square root and logarithm are not smooth."""
+    eigenvalues = np.linalg.eigvals(x)
+    distance = np.where(eigenvalues.real >= 0, np.abs(eigenvalues), np.abs(eigenvalues.imag))
+    return np.broadcast_to(distance.min(axis=-1)[..., None, None], x.shape)
+
+
+# Eigenvalues in the disc of radius 1/2 about 1 (``I + m`` with ``||m||₂ <= 1/2``, drawn as
+# "well_conditioned" draws), far from the negative real axis: a domain for ``sqrtm`` and
+# ``logm``. Nonsymmetric, so complex eigenvalue pairs are drawn too.
+positive_spectrum = dataclasses.replace(
+    jb.Domain.named("well_conditioned"),
+    name="positive_spectrum",
+    room=_distance_from_cut,
+    outside="has an eigenvalue on the closed negative real axis",
+)
 
 
 @functools.partial(jax.jit, static_argnums=0)  # one compiled program, not one per operation

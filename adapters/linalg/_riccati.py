@@ -3,12 +3,15 @@ with its failures made clear, and the domains their tests draw from."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+import jaxbridge as jb
 
 from ._solving import failure, require_finite
 
@@ -98,16 +101,11 @@ def solve_are(
 _NEWTON_STEPS = 30
 
 
-def hurwitz(raw: np.ndarray) -> np.ndarray:
-    """A matrix whose eigenvalues have real parts at most -1/2 (what the ``"stable"`` kind
-    draws), so that any ``b`` makes ``(a, b)`` stabilisable: a domain for the continuous
-    equation. A callable rather than ``"stable"``, which would also refuse the unstable
-    (but stabilisable) systems that the equation is most often solved for."""
-    n = raw.shape[-1]
-    norm = np.linalg.norm(raw, ord=2, axis=(-2, -1))[..., None, None]
-    m = 0.5 * raw / np.maximum(1.0, norm)
-    mt = np.swapaxes(m, -1, -2)
-    return (m - mt) - (np.eye(n) / 2 + 2 * (m @ mt))
+# Eigenvalues with real parts at most -1/2, drawn as "stable" draws, so that any ``b`` makes
+# ``(a, b)`` stabilisable: a domain for the continuous equation. Unlike "stable" it refuses
+# no input: the unstable (but stabilisable) systems are those the equation is most often
+# solved for.
+hurwitz = dataclasses.replace(jb.Domain.named("stable"), name="hurwitz", room=None)
 
 
 def contraction(raw: np.ndarray) -> np.ndarray:

@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from .._domain import Domain
 from . import _host
-from ._domains import MATRIX_KINDS, Kind, room
+from ._domains import room
 
 _EPS = float(np.finfo(np.float64).eps)
 _STEP = _EPS ** (1 / 3)  # balances truncation (h**2) and rounding (eps/h)
@@ -24,11 +25,11 @@ _LEAST_SCALE = 1e-2
 Direction = tuple[tuple[int, ...], ...]  # entries moved together, by the same step
 
 
-def directions(kind: Kind, shape: tuple[int, ...]) -> Iterator[Direction]:
-    """The directions to perturb an input of ``kind`` along: one entry at a time, or for a
-    symmetric positive definite matrix (a function of symmetric matrices only), an entry and
-    its mirror image together, so that the input stays symmetric."""
-    if kind != "spd":
+def directions(domain: Domain, shape: tuple[int, ...]) -> Iterator[Direction]:
+    """The directions to perturb an input of ``domain`` along: one entry at a time, or for a
+    symmetric domain (a function of symmetric matrices only), an entry and its mirror image
+    together, so that the input stays symmetric."""
+    if not domain.symmetric:
         for index in np.ndindex(*shape):
             yield (index,)
         return
@@ -91,7 +92,7 @@ def finite_differences(
     value: Callable[[Sequence[np.ndarray]], tuple[float, float]],
     args: Sequence[np.ndarray],
     index: int,
-    kind: Kind,
+    domain: Domain,
     gradient: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Compare ``gradient``, the gradient of ``value`` in ``args[index]``, with central
@@ -107,10 +108,10 @@ def finite_differences(
     domain leaves, so that neither step crosses ReLU's kink at 0, say.
     """
     x = np.asarray(args[index], np.float64)
-    limits = room(kind, x)
+    limits = room(domain, x)
     rms = float(np.sqrt(np.mean(x**2))) if x.size else 0.0
     projections, differences, uncertainty = np.zeros(x.shape), np.zeros(x.shape), np.zeros(x.shape)
-    for direction in directions(kind, x.shape):
+    for direction in directions(domain, x.shape):
         first = direction[0]
         scale = max(abs(x[first]), rms, _LEAST_SCALE)
         step = min(_STEP * scale, min(limits[i] for i in direction) / 4)
@@ -130,7 +131,7 @@ def finite_differences(
 
 
 def directional_step(
-    kinds: Sequence[Kind],
+    domains: Sequence[Domain],
     args: Sequence[np.ndarray],
     direction: Mapping[int, np.ndarray],
     eps: float = _EPS,
@@ -139,13 +140,13 @@ def directional_step(
     ``h * direction[i]``, with directions scaled like their arguments): ``eps**(1/3)``, the
     balance of truncation and rounding for a function computed to ``eps``, and at most a
     quarter of the room each argument's domain leaves (measured entry by entry, or for a
-    matrix kind by the direction's Frobenius norm), so that neither step leaves it."""
+    square domain by the direction's Frobenius norm), so that neither step leaves it."""
     step = eps ** (1 / 3)
     for i, t in direction.items():
         t = np.abs(np.asarray(t, np.float64))
-        if kinds[i] in MATRIX_KINDS:
+        if domains[i].square:
             t = np.broadcast_to(np.sqrt(np.sum(t**2, axis=(-2, -1)))[..., None, None], t.shape)
-        limits = room(kinds[i], np.asarray(args[i], np.float64))
+        limits = room(domains[i], np.asarray(args[i], np.float64))
         moving = t > 0
         if np.any(moving):
             step = min(step, float(np.min(limits[moving] / t[moving])) / 4)

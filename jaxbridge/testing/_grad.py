@@ -35,9 +35,9 @@ def _check(s: Subject, drawn: tuple, gradients: tuple, through: str) -> None:
     value = projected(s.adapter, args, s.ranks, s.output_ranks, cts)
     for i, gradient in zip(s.wrt, gradients):
         projections, differences, uncertainty = finite_differences(
-            value, args, i, s.kinds[i], gradient
+            value, args, i, s.domains[i], gradient
         )
-        symmetric = " (moving entries (i, j) and (j, i) together)" if s.kinds[i] == "spd" else ""
+        symmetric = " (moving entries (i, j) and (j, i) together)" if s.domains[i].symmetric else ""
         s.expect_close(
             "grad",
             f"the gradient of argument {s.names[i]!r}{through}{symmetric}",

@@ -101,7 +101,7 @@ def check_hessian(s: Subject) -> None:
     cts = tuple(jnp.asarray(c) for c in s.probe_cts)
     direction = {i: vj.astype(np.float64) for i, vj in zip(s.wrt, v)}
     eps = float(np.finfo(s.dtype).eps)  # the first derivative is computed in that precision
-    step = directional_step(s.kinds, [a.astype(np.float64) for a in first], direction, eps)
+    step = directional_step(s.domains, [a.astype(np.float64) for a in first], direction, eps)
     got = jax.tree.map(
         np.asarray,
         _second_derivatives(

@@ -70,7 +70,7 @@ def check_jvp(s: Subject) -> None:
     errors: list[Any] = [0.0] * len(s.floating_outputs)
     for j, i in enumerate(s.wrt):
         direction = {i: s.tangents[j][0].astype(np.float64)}
-        step = directional_step(s.kinds, args, direction)
+        step = directional_step(s.domains, args, direction)
         values = {m: outputs(moved(args, direction, m * step)) for m in STEPS}
         differences, uncertainty = central_difference(values, step)
         for o, got, expected, error in zip(s.floating_outputs, along[j], differences, uncertainty):

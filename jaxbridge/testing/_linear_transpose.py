@@ -80,8 +80,8 @@ def _check_linearity(s: Subject, declared: tuple[str, ...], linear: tuple[int, .
     tests = [(i,) for i in linear] + ([linear] if len(linear) > 1 else [])
     tol = tolerance(np.dtype(np.float64), "same", s.rtol, s.atol)
     for moving in tests:
-        u = {i: sample(s.kinds[i], args[i].shape, np.dtype(np.float64), rng) for i in moving}
-        v = {i: sample(s.kinds[i], args[i].shape, np.dtype(np.float64), rng) for i in moving}
+        u = {i: sample(s.domains[i], args[i].shape, np.dtype(np.float64), rng) for i in moving}
+        v = {i: sample(s.domains[i], args[i].shape, np.dtype(np.float64), rng) for i in moving}
 
         def at(values: dict[int, np.ndarray]) -> list[np.ndarray]:
             full = list(args)

@@ -10,7 +10,7 @@ import numpy as np
 from .._adapter import Adapter
 from .._plan import arg_names
 from .._signature import parse
-from ._domains import kinds_of, make
+from ._domains import domains_of, make
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -35,7 +35,7 @@ def inputs(
     fails on every draw with ``n <= k``. Sizes shrink towards ``min_size``. Every
     argument gets the leading axes ``batch`` (a shape, or a strategy of shapes). Values come
     from ``adapter.domains``; floating arguments have ``dtype``, ``"integer"`` ones int32.
-    Raw values shrink towards the simplest input of each kind (zeros, ones, the identity).
+    Raw values shrink towards the simplest input of each domain (zeros, ones, the identity).
 
     Examples:
         >>> from hypothesis import given, settings, strategies as st
@@ -58,7 +58,7 @@ def inputs(
     owner = type(adapter).__name__
     names = arg_names(type(adapter))
     signature = parse(adapter.signature)
-    kinds = kinds_of(owner, adapter.domains, names, signature.inputs)
+    domains = domains_of(owner, adapter.domains, names, signature.inputs)
     dtype = np.dtype(dtype)
     if not np.issubdtype(dtype, np.floating):
         raise TypeError(f"`dtype` must be a floating dtype, got {dtype}.")
@@ -84,10 +84,10 @@ def inputs(
         size = {d: fixed[d] if d in fixed else draw(st.integers(min_size, max_size)) for d in dims}
         lead = tuple(draw(batches))
         values = []
-        for kind, core in zip(kinds, signature.inputs):
+        for domain, core in zip(domains, signature.inputs):
             shape = lead + tuple(int(d) if d.isdigit() else size[d] for d in core)
             raw = draw(hnp.arrays(np.float64, shape, elements=raw_entries))
-            values.append(make(kind, raw, np.dtype(np.int32) if kind == "integer" else dtype))
+            values.append(make(domain, raw, np.dtype(np.int32) if domain.integer else dtype))
         return tuple(values)
 
     return arguments()

@@ -18,11 +18,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._adapter import Adapter
+from .._domain import Domain
 from .._plan import arg_names, fully_linear, overrides, plan_of
 from .._signature import Signature, bind_dims, parse
 from . import _host
 from ._compare import Tolerance, mismatch, tolerance
-from ._domains import Kind, describe, kinds_of, room, sample
+from ._domains import domains_of, room, sample
 from ._transforms import Layout, Result, batched, floating, plain
 
 CHECKS: dict[str, str] = {
@@ -63,7 +64,7 @@ class Subject:
     owner: str
     names: tuple[str, ...]
     signature: Signature
-    kinds: tuple[Kind, ...]
+    domains: tuple[Domain, ...]
     args: tuple[np.ndarray, ...]
     outputs: tuple[jax.ShapeDtypeStruct, ...]
     checks: frozenset[str]  # the checks asked for that apply to this adapter
@@ -111,9 +112,9 @@ class Subject:
             raise ValueError(f"`batch` must be an integer of at least 2, got {batch!r}.")
         arrays = tuple(_canonical(name, a) for name, a in zip(names, args))
         bind_dims(owner, names, signature.inputs, tuple(a.shape for a in arrays))
-        kinds = kinds_of(owner, adapter.domains, names, signature.inputs)
-        for name, kind, a in zip(names, kinds, arrays):
-            _check_domain(owner, name, kind, a)
+        domains = domains_of(owner, adapter.domains, names, signature.inputs)
+        for name, domain, a in zip(names, domains, arrays):
+            _check_domain(owner, name, domain, a)
         got = jax.eval_shape(adapter, *arrays)
         outputs = tuple(got) if isinstance(got, (tuple, list)) else (got,)
         dtype = _precision([a.dtype for a in arrays] + [o.dtype for o in outputs])
@@ -134,11 +135,11 @@ class Subject:
                 np.stack(
                     ([a] if first else [])
                     + [
-                        sample(kind, a.shape, a.dtype, rng) if floating(a.dtype) else a
+                        sample(domain, a.shape, a.dtype, rng) if floating(a.dtype) else a
                         for _ in range(batch - first)
                     ]
                 )
-                for kind, a in zip(kinds, elements)
+                for domain, a in zip(domains, elements)
             )
 
         def draw_cts() -> tuple[np.ndarray, ...] | None:
@@ -165,7 +166,7 @@ class Subject:
             owner=owner,
             names=names,
             signature=signature,
-            kinds=kinds,
+            domains=domains,
             args=arrays,
             outputs=outputs,
             checks=frozenset(),
@@ -289,13 +290,13 @@ class Subject:
     def directions(self, purpose: str, count: int) -> tuple[np.ndarray, ...]:
         """Random directions in the floating arguments (one per entry of ``wrt``), stacked
         ``count`` deep and shaped like ``first``: normal entries scaled like the argument's
-        (its root mean square, at least 1e-2), symmetric for an ``"spd"`` argument."""
+        (its root mean square, at least 1e-2), symmetric for a symmetric domain's argument."""
         rng = self.generator(purpose)
         out = []
         for i in self.wrt:
             x = self.first[i]
             t = rng.standard_normal((count, *x.shape))
-            if self.kinds[i] == "spd":
+            if self.domains[i].symmetric:
                 t = (t + np.swapaxes(t, -1, -2)) / 2
             rms = float(np.sqrt(np.mean(x.astype(np.float64) ** 2))) if x.size else 0.0
             out.append((max(rms, _LEAST_SCALE) * t).astype(x.dtype))
@@ -390,30 +391,21 @@ def _canonical(name: str, value: Any) -> np.ndarray:
     return np.asarray(jnp.asarray(value))
 
 
-_OUTSIDE = {
-    "positive": "has entries that are not positive",
-    "away_from_zero": "has entries equal to 0",
-    "spd": "is not positive definite",
-    "well_conditioned": "is singular",
-    "stable": "has eigenvalues with a real part that is not negative",
-}
-
-
-def _check_domain(owner: str, name: str, kind: Kind, value: np.ndarray) -> None:
+def _check_domain(owner: str, name: str, domain: Domain, value: np.ndarray) -> None:
     """Refuse an argument outside its declared domain, where finite differences mean little."""
     problem = None
-    if kind == "integer" and not np.issubdtype(value.dtype, np.integer):
+    if domain.integer and not np.issubdtype(value.dtype, np.integer):
         problem = f"is {value.dtype}"
     elif floating(value.dtype) and not np.all(np.isfinite(value)):
         problem = "has entries that are not finite"
-    elif kind == "spd" and not np.array_equal(value, np.swapaxes(value, -1, -2)):
+    elif domain.symmetric and not np.array_equal(value, np.swapaxes(value, -1, -2)):
         problem = "is not exactly symmetric"
-    elif floating(value.dtype) and not np.all(room(kind, value.astype(np.float64)) > 0):
-        problem = _OUTSIDE[str(kind)]  # only named kinds set limits
+    elif floating(value.dtype) and not np.all(room(domain, value.astype(np.float64)) > 0):
+        problem = domain.outside
     if problem is not None:
         raise ValueError(
             f"{owner}: argument {name!r} {problem}, but {owner}.domains declares it "
-            f"{describe(kind)}. Pass an input from that domain."
+            f"{domain.name!r}. Pass an input from that domain."
         )
 
 
