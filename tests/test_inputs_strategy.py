@@ -140,7 +140,9 @@ def test_values_near_underflow_are_flushed_to_zero():
 def test_declarations_that_cannot_work_are_errors():
     with pytest.raises(ValueError, match=r"names argument 'y', but forward's arguments"):
         inputs(_adapter("(n)", "real", name="y"))
-    with pytest.raises(ValueError, match=r"the domain 'complex'; a domain is one of real, positive"):
+    with pytest.raises(
+        ValueError, match=r"the domain 'complex'; a domain is one of real, positive"
+    ):
         inputs(_adapter("(n)", "complex"))
     with pytest.raises(ValueError, match=r"'spd', which needs a square core.*\(m,n\)"):
         inputs(_adapter("(m,n)", "spd"))
