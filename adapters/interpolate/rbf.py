@@ -18,6 +18,7 @@ import jaxbridge as jb
 
 from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
 from ..special._common import host_dtype
+from ._scattered import broadcast_batch
 
 KERNELS = (
     "linear",
@@ -218,17 +219,9 @@ def _batched(adapter, y, d, x):
     )(y, d, x)
 
 
-def _common_batch(arrays, cores):
-    """``arrays`` broadcast to their common batch axes (``cores``: each one's core rank):
-    a tangent may carry batch axes that its primal lacks."""
-    shapes = [a.shape[: a.ndim - c] for a, c in zip(arrays, cores)]
-    batch = jnp.broadcast_shapes(*shapes)
-    return [jnp.broadcast_to(a, batch + a.shape[a.ndim - c :]) for a, c in zip(arrays, cores)]
-
-
 @functools.partial(jax.jit, static_argnums=0)
 def _tangent(adapter, y, d, x, dy, dd, dx):
-    y, d, x, dy, dd, dx = _common_batch((y, d, x, dy, dd, dx), (2, 1, 2, 2, 1, 2))
+    y, d, x, dy, dd, dx = broadcast_batch((y, d, x, dy, dd, dx), (2, 1, 2, 2, 1, 2))
     return jax.jvp(functools.partial(_batched, adapter), (y, d, x), (dy, dd, dx))[1]
 
 
@@ -305,7 +298,7 @@ def _system_product(adapter, y, shift, scale, z):
 
 def _system_jvp(adapter, y, shift, scale, z, dy):
     """``dS z``: the system matrix's change along ``dy``, applied to ``z``."""
-    y, shift, scale, z, dy = _common_batch((y, shift, scale, z, dy), (2, 1, 1, 1, 2))
+    y, shift, scale, z, dy = broadcast_batch((y, shift, scale, z, dy), (2, 1, 1, 1, 2))
     return jax.jvp(lambda y_: _system_product(adapter, y_, shift, scale, z), (y,), (dy,))[1]
 
 
