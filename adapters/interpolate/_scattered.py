@@ -20,18 +20,26 @@ from ..special._common import host_dtype
 
 
 def scattered_sites(raw: np.ndarray) -> np.ndarray:
-    """Sites (p, n) near the corners and edges of a square grid of spacing 1 (within 0.1):
-    distinct and never collinear, so every draw triangulates."""
+    """Sites (p, n), within 0.1 of a fixed layout: the corners of the simplex ``{0, 20 e₁, …,
+    20 eₙ}`` (at least ``n + 1`` sites), the others far outside its circumsphere. Distinct, not
+    on a hyperplane, and the corner simplex is always a cell of the Delaunay triangulation;
+    rounded up to integers (as the property suite holds arguments fixed) they still are."""
     p, n = raw.shape[-2:]
-    side = math.ceil(p ** (1 / n))
-    corners = np.stack(np.unravel_index(np.arange(p), (side,) * n), axis=-1).astype(float)
-    return 2.0 * corners + 0.1 * raw
+    layout = np.zeros((p, n))
+    layout[1 : n + 1] = 20.0 * np.eye(n)[: max(0, min(p, n + 1) - 1)]
+    centre = np.full(n, 10.0)
+    for k in range(n + 1, p):
+        direction = np.cos(1.7 * k + np.arange(n) * 2.3)
+        layout[k] = centre + 40.0 * np.sqrt(n) * direction / np.linalg.norm(direction)
+    return layout + 0.1 * np.tanh(raw)
 
 
 def inner_queries(raw: np.ndarray) -> np.ndarray:
-    """Queries (m, n) near the middle of the first cell of ``scattered_sites`` (within
-    0.3 of (1, …, 1)): inside the hull of any draw of at least 2ⁿ + 1 sites."""
-    return 1.0 + 0.3 * np.tanh(raw)
+    """Queries (m, n) within half the inradius of the centre of ``scattered_sites``'s corner
+    simplex: inside it, at least 1 from its faces, also when rounded up to integers."""
+    n = raw.shape[-1]
+    inradius = 20.0 / (n + np.sqrt(n))
+    return inradius + 0.5 * inradius / np.sqrt(n) * np.tanh(raw)
 
 
 class Scattered(jb.Adapter):

@@ -18,7 +18,7 @@ import jaxbridge as jb
 
 from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
 from ..special._common import host_dtype
-from ._scattered import broadcast_batch
+from ._scattered import broadcast_batch, inner_queries, scattered_sites
 
 KERNELS = (
     "linear",
@@ -97,6 +97,7 @@ class RBFInterpolator(jb.Adapter):
 
     signature = "(p,n),(p),(m,n)->(m)"
     linear_in = ("d",)
+    domains = {"y": scattered_sites, "x": inner_queries}
 
     def __post_init__(self) -> None:
         owner = "RBFInterpolator"
