@@ -115,9 +115,7 @@ def test_value_derivatives_equal_the_unit_interpolants(method):
     (transposed,) = jax.linear_transpose(
         lambda v: RegularGridInterpolator(method)((A, B), v, XI2), V2
     )(w)
-    np.testing.assert_allclose(
-        transposed, np.tensordot(w, expected, 1), rtol=0, atol=1e-10 * scale
-    )
+    np.testing.assert_allclose(transposed, np.tensordot(w, expected, 1), rtol=0, atol=1e-10 * scale)
 
 
 @SLOW
@@ -148,7 +146,8 @@ def test_reproduces_tensor_polynomials_of_its_degree(method, degree):
 
     def poly(x, y):
         return sum(
-            coefficients[i, j] * x**i * y**j for i, j in itertools.product(range(degree + 1), repeat=2)
+            coefficients[i, j] * x**i * y**j
+            for i, j in itertools.product(range(degree + 1), repeat=2)
         )
 
     grid = poly(*np.meshgrid(a, b, indexing="ij"))
@@ -159,7 +158,10 @@ def test_reproduces_tensor_polynomials_of_its_degree(method, degree):
 
 def test_out_of_bounds_queries():
     outside = np.array([[A[0] - 1.0, B[1]], [A[2], B[-1] + 0.5], [A[3], B[2]]])
-    with pytest.raises(ValueError, match="RegularGridInterpolator: argument 'xi' has points outside the grid along axis 0"):
+    with pytest.raises(
+        ValueError,
+        match="RegularGridInterpolator: argument 'xi' has points outside the grid along axis 0",
+    ):
         RegularGridInterpolator()((A, B), V2, outside)
     for method in ("linear", "cubic"):
         for fill in (np.nan, -3.0, None):
@@ -175,7 +177,10 @@ def test_out_of_bounds_queries():
 def test_pchip_is_not_differentiated():
     adapter = RegularGridInterpolator("pchip")
     for argnum, name in ((0, "values"), (1, "xi")):
-        with pytest.raises(TypeError, match=f"RegularGridInterpolator is not differentiable in its argument '{name}'"):
+        with pytest.raises(
+            TypeError,
+            match=f"RegularGridInterpolator is not differentiable in its argument '{name}'",
+        ):
             jax.grad(lambda v, q: adapter((A, B), v, q).sum(), argnums=argnum)(V2, XI2)
 
 
@@ -198,17 +203,31 @@ def test_batches_of_values_and_queries():
 def test_float32():
     with jax.enable_x64(False):
         got = RegularGridInterpolator()((A, B), V2.astype(np.float32), XI2.astype(np.float32))
-        grad = jax.grad(lambda q: RegularGridInterpolator()((A, B), V2, q).sum())(XI2.astype(np.float32))
+        grad = jax.grad(lambda q: RegularGridInterpolator()((A, B), V2, q).sum())(
+            XI2.astype(np.float32)
+        )
     assert got.dtype == np.float32 and grad.dtype == np.float32
-    np.testing.assert_allclose(got, si.RegularGridInterpolator((A, B), V2)(XI2), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        got, si.RegularGridInterpolator((A, B), V2)(XI2), rtol=1e-5, atol=1e-5
+    )
 
 
 @pytest.mark.parametrize(
     ("points", "values", "method", "message"),
     [
-        ((A[::-1], B), V2, "linear", "argument 'points' must be strictly increasing along each axis; axis 0"),
+        (
+            (A[::-1], B),
+            V2,
+            "linear",
+            "argument 'points' must be strictly increasing along each axis; axis 0",
+        ),
         ((A, B), np.where(V2 > 1, np.nan, V2), "linear", "argument 'values' has non-finite"),
-        ((A[:3], B), V2[:3], "cubic", "argument 'points' has 3 points along axis 0; method 'cubic' needs at least 4"),
+        (
+            (A[:3], B),
+            V2[:3],
+            "cubic",
+            "argument 'points' has 3 points along axis 0; method 'cubic' needs at least 4",
+        ),
     ],
 )
 def test_bad_data_is_an_error_naming_the_argument(points, values, method, message):

@@ -66,7 +66,12 @@ def _rbf_scipy(adapter):
 @pytest.mark.parametrize(
     ("adapter", "jac"),
     [
-        pytest.param(a, jac, marks=() if i == 0 and jac is jax.jacrev else SLOW, id=f"{a.kernel}-{jac.__name__}")
+        pytest.param(
+            a,
+            jac,
+            marks=() if i == 0 and jac is jax.jacrev else SLOW,
+            id=f"{a.kernel}-{jac.__name__}",
+        )
         for i, a in enumerate(RBFS)
         for jac in (jax.jacrev, jax.jacfwd)
     ],
@@ -75,7 +80,9 @@ def test_rbf_values_and_first_derivatives_are_scipys(adapter, jac):
     """Values equal SciPy's; the Jacobians in x, y (both modes) and d against central
     differences of SciPy in float64 (d: SciPy's interpolants of the unit vectors)."""
     scipy = _rbf_scipy(adapter)
-    np.testing.assert_allclose(jax.jit(adapter)(SITES, DATA, QUERIES), scipy(SITES, DATA, QUERIES), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(
+        jax.jit(adapter)(SITES, DATA, QUERIES), scipy(SITES, DATA, QUERIES), rtol=1e-13, atol=1e-13
+    )
     expected = {
         "x": _central_jacobian(lambda x: scipy(SITES, DATA, x), QUERIES),
         "y": _central_jacobian(lambda y: scipy(y, DATA, QUERIES), SITES),
@@ -110,6 +117,7 @@ def test_rbf_second_derivatives_against_differences_of_gradients(adapter):
 
 def test_rbf_reproduces_its_polynomial():
     """With degree 2, data from a quadratic is interpolated exactly everywhere."""
+
     def quadratic(p):
         return 1.0 + 2.0 * p[:, 0] - p[:, 1] + 0.5 * p[:, 0] * p[:, 1] - p[:, 1] ** 2
 
@@ -123,16 +131,24 @@ def test_rbf_batches():
     sites = np.stack([SITES, SITES + 0.01])
     got = jax.vmap(RBFInterpolator())(sites, data, QUERIES[None].repeat(2, 0))
     for i in range(2):
-        np.testing.assert_allclose(got[i], si.RBFInterpolator(sites[i], data[i])(QUERIES), rtol=1e-12)
+        np.testing.assert_allclose(
+            got[i], si.RBFInterpolator(sites[i], data[i])(QUERIES), rtol=1e-12
+        )
     grads = jax.grad(lambda y: RBFInterpolator()(y, data, QUERIES).sum())(SITES)
-    single = sum(jax.grad(lambda y, d=d: RBFInterpolator()(y, d, QUERIES).sum())(SITES) for d in data)
+    single = sum(
+        jax.grad(lambda y, d=d: RBFInterpolator()(y, d, QUERIES).sum())(SITES) for d in data
+    )
     np.testing.assert_allclose(grads, single, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize(
     ("y", "d", "message"),
     [
-        (SITES[:2], DATA[:2], "argument 'y' has 2 sites; degree 1 in 2 dimensions needs at least 3"),
+        (
+            SITES[:2],
+            DATA[:2],
+            "argument 'y' has 2 sites; degree 1 in 2 dimensions needs at least 3",
+        ),
         (SITES, np.where(DATA > 1, np.nan, DATA), "argument 'd' has non-finite"),
         (np.concatenate([SITES, SITES[:1]]), np.concatenate([DATA, DATA[:1]]), "argument 'y'"),
     ],
@@ -163,7 +179,9 @@ def test_linear_nd_values_and_derivatives_are_scipys(jac):
     modes) and values against central differences of SciPy."""
     xi = np.concatenate([QUERIES, [[1.5, 0.5], [-0.2, 0.3]]])  # the last two outside
     np.testing.assert_array_equal(np.isnan(_linear_scipy(SITES, DATA, xi)[-2:]), True)
-    np.testing.assert_allclose(jax.jit(LinearNDInterpolator())(SITES, DATA, xi), _linear_scipy(SITES, DATA, xi), rtol=1e-14)
+    np.testing.assert_allclose(
+        jax.jit(LinearNDInterpolator())(SITES, DATA, xi), _linear_scipy(SITES, DATA, xi), rtol=1e-14
+    )
     expected = {
         "xi": _central_jacobian(lambda x: _linear_scipy(SITES, DATA, x), QUERIES),
         "points": _central_jacobian(lambda p: _linear_scipy(p, DATA, QUERIES), SITES),
@@ -186,7 +204,9 @@ def test_linear_nd_in_three_dimensions_and_exact_on_affine_data():
     got = LinearNDInterpolator()(points, affine(points), xi)
     np.testing.assert_allclose(got, _linear_scipy(points, affine(points), xi), rtol=1e-13)
     np.testing.assert_allclose(got, affine(xi), rtol=1e-12)
-    gradient = jax.vmap(jax.grad(lambda q: LinearNDInterpolator()(points, affine(points), q[None])[0]))(xi)
+    gradient = jax.vmap(
+        jax.grad(lambda q: LinearNDInterpolator()(points, affine(points), q[None])[0])
+    )(xi)
     np.testing.assert_allclose(gradient, np.broadcast_to([1.0, -2.0, 0.25], (6, 3)), rtol=1e-11)
     # moving the points while the data follows an affine function changes nothing
     moved = jax.grad(lambda p: LinearNDInterpolator()(p, affine(p), xi).sum())(points)
@@ -200,7 +220,9 @@ def test_linear_nd_fill_value_and_rescale():
         expected = _linear_scipy(SITES * [1.0, 100.0], DATA, xi * [1.0, 100.0], **options)
         np.testing.assert_allclose(got, expected, rtol=1e-13)
     # outside the hull the result is a constant: no derivative in anything
-    grads = jax.grad(lambda p, v, q: LinearNDInterpolator(fill_value=-1.0)(p, v, q)[-1], argnums=(0, 1, 2))(SITES, DATA, xi)
+    grads = jax.grad(
+        lambda p, v, q: LinearNDInterpolator(fill_value=-1.0)(p, v, q)[-1], argnums=(0, 1, 2)
+    )(SITES, DATA, xi)
     for g in grads:
         np.testing.assert_array_equal(g, 0.0)
 
@@ -215,7 +237,9 @@ def test_linear_nd_second_derivatives():
         return LinearNDInterpolator()(p, DATA, QUERIES) @ W
 
     expected = _central_jacobian(lambda p: np.asarray(jax.grad(f)(p)), SITES, h=1e-6)
-    np.testing.assert_allclose(jax.hessian(f)(SITES), expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+    np.testing.assert_allclose(
+        jax.hessian(f)(SITES), expected, rtol=0, atol=1e-6 * np.abs(expected).max()
+    )
 
 
 # --- CloughTocher2DInterpolator ------------------------------------------------------------
@@ -235,7 +259,9 @@ def test_clough_tocher_values_and_value_derivatives():
     )
     expected = np.stack([scipy(e) for e in np.eye(P)], axis=-1)
     for jac in (jax.jacrev, jax.jacfwd):
-        np.testing.assert_allclose(jac(adapter, argnums=1)(SITES, DATA, QUERIES), expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            jac(adapter, argnums=1)(SITES, DATA, QUERIES), expected, rtol=0, atol=1e-12
+        )
     # and against central differences of SciPy's interpolant itself
     np.testing.assert_allclose(_central_jacobian(scipy, DATA), expected, rtol=0, atol=1e-8)
     (transposed,) = jax.linear_transpose(lambda v: adapter(SITES, v, QUERIES), DATA)(W)
@@ -258,8 +284,13 @@ def test_clough_tocher_reproduces_linear_data_and_fills_outside():
 
 @pytest.mark.parametrize("argnum, name", [(0, "points"), (2, "xi")])
 def test_clough_tocher_is_not_differentiated_in_places(argnum, name):
-    with pytest.raises(TypeError, match=f"CloughTocher2DInterpolator is not differentiable in its argument '{name}'"):
-        jax.grad(lambda *a: CloughTocher2DInterpolator()(*a).sum(), argnums=argnum)(SITES, DATA, QUERIES)
+    with pytest.raises(
+        TypeError,
+        match=f"CloughTocher2DInterpolator is not differentiable in its argument '{name}'",
+    ):
+        jax.grad(lambda *a: CloughTocher2DInterpolator()(*a).sum(), argnums=argnum)(
+            SITES, DATA, QUERIES
+        )
 
 
 # --- errors and batches shared by the triangulated ones -------------------------------------
@@ -269,9 +300,17 @@ def test_clough_tocher_is_not_differentiated_in_places(argnum, name):
 @pytest.mark.parametrize(
     ("points", "values", "message"),
     [
-        (SITES[:2], DATA[:2], "argument 'points' has 2 points; a triangulation in 2 dimensions needs at least 3"),
+        (
+            SITES[:2],
+            DATA[:2],
+            "argument 'points' has 2 points; a triangulation in 2 dimensions needs at least 3",
+        ),
         (SITES, np.where(DATA > 1, np.inf, DATA), "argument 'values' has non-finite"),
-        (np.stack([np.arange(5.0), 2 * np.arange(5.0)], -1), DATA[:5], "SciPy refused the data \\(argument 'points'\\)"),
+        (
+            np.stack([np.arange(5.0), 2 * np.arange(5.0)], -1),
+            DATA[:5],
+            "SciPy refused the data \\(argument 'points'\\)",
+        ),
     ],
 )
 def test_bad_data_is_an_error_naming_the_argument(make, points, values, message):

@@ -98,7 +98,10 @@ class Scattered(jb.Adapter):
         if n < 2:
             return f"argument 'points' must be (p, n) with n >= 2 (SciPy's); got n = {n}"
         if p < n + 1:
-            return f"argument 'points' has {p} points; a triangulation in {n} dimensions needs at least {n + 1}"
+            return (
+                f"argument 'points' has {p} points; a triangulation in {n} dimensions needs at "
+                f"least {n + 1}"
+            )
         for name, array in (("points", points), ("values", values)):
             if not np.isfinite(array).all():
                 return f"argument '{name}' has non-finite entries (NaN or inf)"

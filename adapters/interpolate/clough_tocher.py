@@ -115,5 +115,3 @@ class _Transposed(jb.Adapter):
     def pullback(self, res, ct):
         points, _, xi = res[:3]
         return None, self.of(points, ct, xi), None
-
-

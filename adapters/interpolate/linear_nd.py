@@ -67,9 +67,9 @@ def _one(adapter: LinearNDInterpolator, points, values, xi, vertices):
 
 def _batched(adapter, points, values, xi):
     vertices = Locate(adapter)(jax.lax.stop_gradient(points), jax.lax.stop_gradient(xi))
-    return jnp.vectorize(
-        functools.partial(_one, adapter), signature="(p,n),(p),(m,n),(m,k)->(m)"
-    )(points, values, xi, vertices)
+    return jnp.vectorize(functools.partial(_one, adapter), signature="(p,n),(p),(m,n),(m,k)->(m)")(
+        points, values, xi, vertices
+    )
 
 
 @functools.partial(jax.jit, static_argnums=0)

@@ -113,11 +113,15 @@ class RBFInterpolator(jb.Adapter):
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
             ):
-                raise ValueError(f"{owner}: parameter '{name}' must be a number >= 0; got {value!r}.")
+                raise ValueError(
+                    f"{owner}: parameter '{name}' must be a number >= 0; got {value!r}."
+                )
         if self.degree is not None and (
             isinstance(self.degree, bool) or not isinstance(self.degree, int) or self.degree < -1
         ):
-            raise ValueError(f"{owner}: parameter 'degree' must be an int >= -1; got {self.degree!r}.")
+            raise ValueError(
+                f"{owner}: parameter 'degree' must be an int >= -1; got {self.degree!r}."
+            )
 
     def scale(self) -> float:
         return 1.0 if self.epsilon is None else float(self.epsilon)
@@ -172,9 +176,7 @@ class RBFInterpolator(jb.Adapter):
 
     def pushforward(self, res, tangents):
         y, d, x = res[:3]
-        tangents = tuple(
-            jnp.zeros_like(a) if t is None else t for a, t in zip((y, d, x), tangents)
-        )
+        tangents = tuple(jnp.zeros_like(a) if t is None else t for a, t in zip((y, d, x), tangents))
         return _tangent(self, y, d, x, *tangents)
 
     def pullback(self, res, g):
@@ -186,7 +188,9 @@ def _polynomial(adapter: RBFInterpolator, points: jax.Array, shift, scale) -> ja
     """(k, q): the monomials at ``points`` (k, n), in the shifted and scaled domain."""
     unit = (points - shift) / scale
     columns = [
-        math.prod((unit[:, j] ** int(e) for j, e in enumerate(row) if e), start=jnp.ones_like(unit[:, 0]))
+        math.prod(
+            (unit[:, j] ** int(e) for j, e in enumerate(row) if e), start=jnp.ones_like(unit[:, 0])
+        )
         for row in adapter.powers(points.shape[-1])
     ]
     return jnp.stack(columns, axis=-1) if columns else jnp.zeros(points.shape[:1] + (0,))
@@ -205,10 +209,15 @@ def _interpolant(adapter: RBFInterpolator, y, d, x):
     """``s(x)`` for one batch element, in JAX around the bridged solve."""
     shift, scale = _shift_and_scale(y)
     q = adapter.powers(y.shape[-1]).shape[0]
-    coefficients = SystemSolve(adapter)(y, shift, scale, jnp.concatenate([d, jnp.zeros(q, d.dtype)]))
+    coefficients = SystemSolve(adapter)(
+        y, shift, scale, jnp.concatenate([d, jnp.zeros(q, d.dtype)])
+    )
     eps = adapter.scale()
     basis = jnp.concatenate(
-        [_kernel(adapter.kernel, _distance(eps * x, eps * y)), _polynomial(adapter, x, shift, scale)],
+        [
+            _kernel(adapter.kernel, _distance(eps * x, eps * y)),
+            _polynomial(adapter, x, shift, scale),
+        ],
         axis=-1,
     )
     return basis @ coefficients

@@ -188,7 +188,10 @@ class RegularGridInterpolator(jb.Adapter):
             if not np.isfinite(axis).all():
                 return f"argument 'points' has non-finite entries along axis {i}"
             if not (np.diff(axis) > 0).all():
-                return f"argument 'points' must be strictly increasing along each axis; axis {i} is not"
+                return (
+                    f"argument 'points' must be strictly increasing along each axis; axis {i} "
+                    "is not"
+                )
         if not np.isfinite(values).all():
             return "argument 'values' has non-finite entries (NaN or inf)"
         if self.bounds_error:
@@ -211,14 +214,11 @@ class RegularGridInterpolator(jb.Adapter):
             return np.where(self.outside(axes, xi), self.filled(), 0.0)
         if method == "linear" and nu is not None:
             method = "slinear"  # the same function; SciPy gives derivatives of this one
-        solver = {"solver": scipy.sparse.linalg.spsolve} if method in _BSPLINE else {}
+        options: dict[str, Any] = {"bounds_error": False, "fill_value": self.fill_value}
+        if method in _BSPLINE:
+            options["solver"] = scipy.sparse.linalg.spsolve
         interpolant = scipy.interpolate.RegularGridInterpolator(
-            tuple(axes),
-            values,
-            method=method,
-            bounds_error=False,
-            fill_value=self.fill_value,
-            **solver,
+            tuple(axes), values, method=method, **options
         )
         return np.asarray(interpolant(xi, nu=nu) if nu is not None else interpolant(xi))
 
@@ -258,9 +258,10 @@ class RegularGridInterpolator(jb.Adapter):
         axes, _ = self.grid(points, np.zeros(self.shape))
         keep = ~self.outside(axes, xi)
         xi, g = xi[keep], g[keep]
-        factors = [self.cardinal(axis, xi[:, j], order) for j, (axis, order) in enumerate(
-            zip(axes, self.orders())
-        )]
+        factors = [
+            self.cardinal(axis, xi[:, j], order)
+            for j, (axis, order) in enumerate(zip(axes, self.orders()))
+        ]
         letters = "abcdefghijklmnopqrstuvwxyz"[: len(axes)]
         script = "z," + ",".join(f"z{c}" for c in letters) + "->" + letters
         return np.einsum(script, g, *factors, optimize="greedy").reshape(-1)
