@@ -91,6 +91,7 @@ SLOW = {
     "stiff_kinetics.py",
     "filter_fit.py",
     "newton_lqr.py",
+    "opacity_fit.py",
 }
 
 
