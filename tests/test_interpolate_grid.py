@@ -182,6 +182,10 @@ def test_pchip_is_not_differentiated():
             match=f"RegularGridInterpolator is not differentiable in its argument '{name}'",
         ):
             jax.grad(lambda v, q: adapter((A, B), v, q).sum(), argnums=argnum)(V2, XI2)
+    with pytest.raises(
+        TypeError, match="not differentiable in its argument 'values' with method 'pchip'"
+    ):
+        jax.linear_transpose(lambda v: adapter((A, B), v, XI2), V2)(np.ones(M))
 
 
 def test_grid_is_not_differentiated():

@@ -233,7 +233,17 @@ class RegularGridInterpolator(jb.Adapter):
     def filled(self) -> float:
         return math.nan if self.fill_value is None else self.fill_value
 
+    def refuse_pchip(self) -> None:
+        """The rules' guard (``held_fixed`` stops grad and jvp before; this stops
+        ``jax.linear_transpose``, which bypasses it): "pchip" has no derivative here."""
+        if self.method == "pchip":
+            raise TypeError(
+                "RegularGridInterpolator is not differentiable in its argument 'values' "
+                f"with method 'pchip' (nor transposable in it): {NO_PCHIP_DERIVATIVE}."
+            )
+
     def pushforward(self, res, tangents):
+        self.refuse_pchip()
         points, values, xi = res[:3]
         _, dvalues, dxi = tangents
         terms = [None if dvalues is None else self(points, dvalues, xi)]
@@ -244,6 +254,7 @@ class RegularGridInterpolator(jb.Adapter):
         return total(terms)
 
     def pullback(self, res, g):
+        self.refuse_pchip()
         points, values, xi = res[:3]
         xi_bar = jnp.stack(
             [g * self.partial(j)(points, values, xi) for j in range(len(self.shape))], axis=-1
