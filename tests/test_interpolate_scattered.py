@@ -329,3 +329,20 @@ def test_on_failure_nan_is_per_batch_element(make):
     assert np.isnan(got[1]).all()
     gradient = jax.grad(lambda v: jnp.sum(make()(SITES, v, QUERIES) * W))(values[0])
     assert np.isfinite(gradient).all()
+
+
+@SLOW
+@pytest.mark.parametrize("make", [RBFInterpolator, LinearNDInterpolator])
+def test_float32(make):
+    """float32 in, float32 out (values and gradients), near SciPy's float64 values; the
+    property suite checks these two in float64 alone (their float32 runs cost minutes)."""
+    reference = getattr(si, make.__name__)(SITES, DATA)(QUERIES)
+    with jax.enable_x64(False):
+        args = [a.astype(np.float32) for a in (SITES, DATA, QUERIES)]
+        got = make()(*args)
+        grads = jax.grad(lambda *a: make()(*a).sum(), argnums=(0, 1, 2))(*args)
+    assert got.dtype == np.float32 and all(g.dtype == np.float32 for g in grads)
+    np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4)
+    expected = jax.grad(lambda *a: make()(*a).sum(), argnums=(0, 1, 2))(SITES, DATA, QUERIES)
+    for g, e in zip(grads, expected):
+        np.testing.assert_allclose(g, e, rtol=0, atol=2e-3 * np.abs(e).max())

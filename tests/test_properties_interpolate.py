@@ -29,8 +29,9 @@ CASES = [
         sizes=_GRID,
         held=("points",),
     ),
-    Case(RBFInterpolator(), sizes=_SCATTERED),
-    Case(LinearNDInterpolator(), sizes=_SCATTERED),
+    # (float64 alone: minutes each in float32; tests/test_interpolate_scattered.py checks it)
+    Case(RBFInterpolator(), sizes=_SCATTERED, float32=False),
+    Case(LinearNDInterpolator(), sizes=_SCATTERED, float32=False),
     # (Clough-Tocher: not differentiable in points and xi, held fixed as integers)
     Case(
         CloughTocher2DInterpolator(tol=1e-15, maxiter=2000),
