@@ -11,8 +11,13 @@ points, in float64, side by side in one process (interleaved rounds, medians):
 - ``jit(value_and_grad)`` in ``xq`` against SciPy by hand: ``s(xq)`` and ``s'(xq) * w``;
 
 and the same three through interpax's native-JAX ``CubicSpline`` (the same function; if
-``pip install -e ".[bench]"`` installed it). Prints times and ratios to SciPy. Not a test:
-nothing is asserted.
+``pip install -e ".[bench]"`` installed it). Then, against SciPy's objects built and
+evaluated directly: ``RegularGridInterpolator("cubic")`` on a 40 x 40 grid at 10,000 queries
+(evaluation; ``value_and_grad`` in ``xi`` against SciPy's value and its two ``nu=``
+partials; in ``values`` against the value alone, SciPy having no such derivative), and
+``RBFInterpolator()`` through 300 sites in the plane at 2,000 queries (evaluation;
+``value_and_grad`` in ``x`` and in the sites ``y`` against SciPy's value alone). Prints
+times and ratios to SciPy. Not a test: nothing is asserted.
 
     python benchmarks/interpolate.py           # n = 1,000, m = 100,000: about a minute
     python benchmarks/interpolate.py --quick   # n = 50, m = 1,000: a smoke run of seconds
@@ -32,7 +37,11 @@ import scipy.interpolate  # noqa: E402
 import scipy.sparse.linalg  # noqa: E402
 from _timing import medians  # noqa: E402
 
-from jaxbridge.adapters.interpolate import make_interp_spline  # noqa: E402
+from jaxbridge.adapters.interpolate import (  # noqa: E402
+    RBFInterpolator,
+    RegularGridInterpolator,
+    make_interp_spline,
+)
 
 try:
     import interpax  # type: ignore[import-not-found]
@@ -115,6 +124,80 @@ def main() -> None:
             t = times.get(name)
             cells.append("n/a" if t is None else f"{t * 1e3:8.2f} ms ({t / base:4.2f}x)")
         print(f"{question:<24}{cells[0]:>11}{cells[1]:>22}{cells[2]:>22}")
+    grid_and_scattered(options.quick, rounds)
+
+
+def grid_and_scattered(quick: bool, rounds: int) -> None:
+    """The grid and RBF interpolants against SciPy's objects called directly."""
+    rng = np.random.default_rng(1)
+    side, m_grid = (10, 500) if quick else (40, 10_000)
+    a, b = np.linspace(0.0, 1.0, side), np.linspace(0.0, 2.0, side)
+    values_host = np.sin(3 * a)[:, None] * np.cos(b)[None, :]
+    xi_host = np.stack([rng.uniform(0, 1, m_grid), rng.uniform(0, 2, m_grid)], axis=-1)
+    w_grid = jnp.asarray(rng.normal(size=m_grid))
+    grid = RegularGridInterpolator("cubic")
+    solver = scipy.sparse.linalg.spsolve
+
+    def scipy_grid(nus=()):
+        interpolant = scipy.interpolate.RegularGridInterpolator(
+            (a, b), values_host, method="cubic", solver=solver
+        )
+        return [interpolant(xi_host)] + [interpolant(xi_host, nu=nu) for nu in nus]
+
+    def grid_objective(v, q):
+        return jnp.vdot(w_grid, grid((a, b), v, q))
+
+    values, xi = jnp.asarray(values_host), jnp.asarray(xi_host)
+    p, m_rbf = (60, 200) if quick else (300, 2000)
+    sites_host = rng.uniform(0, 1, (p, 2))
+    data_host = np.sin(4 * sites_host[:, 0]) * sites_host[:, 1]
+    x_host = rng.uniform(0.1, 0.9, (m_rbf, 2))
+    w_rbf = jnp.asarray(rng.normal(size=m_rbf))
+    rbf = RBFInterpolator()
+
+    def scipy_rbf():
+        return scipy.interpolate.RBFInterpolator(sites_host, data_host)(x_host)
+
+    def rbf_objective(y, d, x):
+        return jnp.vdot(w_rbf, rbf(y, d, x))
+
+    sites, data, x = (jnp.asarray(v) for v in (sites_host, data_host, x_host))
+    contenders = {
+        f"grid {side}x{side} eval": {
+            "SciPy": scipy_grid,
+            "jaxbridge": lambda f=jax.jit(grid): f((a, b), values, xi),
+        },
+        "grid v_and_g in xi": {
+            "SciPy": lambda: scipy_grid(((1, 0), (0, 1))),
+            "jaxbridge": lambda f=jax.jit(jax.value_and_grad(grid_objective, 1)): f(values, xi),
+        },
+        "grid v_and_g in values": {
+            "SciPy": scipy_grid,
+            "jaxbridge": lambda f=jax.jit(jax.value_and_grad(grid_objective)): f(values, xi),
+        },
+        f"RBF p={p} eval": {
+            "SciPy": scipy_rbf,
+            "jaxbridge": lambda f=jax.jit(rbf): f(sites, data, x),
+        },
+        "RBF v_and_g in x": {
+            "SciPy": scipy_rbf,
+            "jaxbridge": lambda f=jax.jit(jax.value_and_grad(rbf_objective, 2)): f(sites, data, x),
+        },
+        "RBF v_and_g in sites": {
+            "SciPy": scipy_rbf,
+            "jaxbridge": lambda f=jax.jit(jax.value_and_grad(rbf_objective)): f(sites, data, x),
+        },
+    }
+    print(
+        f"\ngrid: cubic, {m_grid} queries; RBF: thin-plate spline, {m_rbf} queries; float64, "
+        f"{rounds} rounds (medians). SciPy: its object built and evaluated (with the nu= "
+        "partials for the grid's xi; its value alone where it has no derivative)"
+    )
+    print(f"{'question':<26}{'SciPy':>11}{'jaxbridge':>22}")
+    for question, runs in contenders.items():
+        times = medians(runs, rounds)
+        base, t = times["SciPy"], times["jaxbridge"]
+        print(f"{question:<26}{base * 1e3:8.2f} ms{t * 1e3:11.2f} ms ({t / base:5.2f}x)")
 
 
 if __name__ == "__main__":

@@ -73,6 +73,11 @@ EXAMPLES = {
         "Success: the optimum found by gradient through kv agrees with the grid search's "
         "maximum-likelihood point (ν, ℓ) on this sample.",
     ),
+    "opacity_fit.py": (
+        [],  # fast already
+        "Opacity fit:",
+        "Success: the fitted temperature and density are within 0.5% of the true ones.",
+    ),
 }
 
 # Over ~10 s of CPU in fast mode (measured on a 2-core machine; see README, Examples): left
@@ -86,6 +91,7 @@ SLOW = {
     "stiff_kinetics.py",
     "filter_fit.py",
     "newton_lqr.py",
+    "opacity_fit.py",
 }
 
 

@@ -69,6 +69,15 @@ def _id(adapter):
     return repr(adapter).replace(" ", "")
 
 
+def _quick(adapters, quick):
+    """``adapters`` as parameters, those not in ``quick`` (by position) marked slow: each
+    compiles its own third-order or second-order programs for seconds."""
+    return [
+        pytest.param(a, id=_id(a), marks=() if i in quick else pytest.mark.slow)
+        for i, a in enumerate(adapters)
+    ]
+
+
 @pytest.mark.parametrize("adapter", ALL, ids=_id)
 def test_values_are_scipys(adapter):
     reference = _scipy(adapter, X, Y)
@@ -77,7 +86,7 @@ def test_values_are_scipys(adapter):
         np.testing.assert_array_equal(jax.jit(spline)(X, Y, XQ), reference(XQ, nu))
 
 
-@pytest.mark.parametrize("adapter", ALL, ids=_id)
+@pytest.mark.parametrize("adapter", _quick(ALL, {0, 6}))
 def test_query_derivatives_to_third_order_are_scipys(adapter):
     """grad, jacfwd and their nestings in xq equal SciPy's derivative splines, also at the
     knots (the one-sided derivative SciPy gives there)."""
@@ -115,7 +124,7 @@ def test_data_derivatives_of_linear_ones_equal_the_unit_interpolants(adapter):
     np.testing.assert_allclose(transpose(W)[0], expected.T @ W, rtol=0, atol=1e-12 * scale)
 
 
-@pytest.mark.parametrize("adapter", LINEAR, ids=_id)
+@pytest.mark.parametrize("adapter", _quick(LINEAR, {0, 6}))
 def test_second_order_in_data_and_queries(adapter):
     """∂²out/∂y∂xq is the derivative spline's map from the data, both ways round; ∂²/∂y² is 0."""
     expected = _unit_jacobian(adapter, nu=1)
@@ -135,7 +144,7 @@ def _central(f, y, direction, h=1e-5):
     return (f(y + h * direction) - f(y - h * direction)) / (2 * h)
 
 
-@pytest.mark.parametrize("adapter", HERMITE, ids=_id)
+@pytest.mark.parametrize("adapter", _quick(HERMITE, {0}))
 def test_data_derivatives_of_hermite_ones_against_scipy_differences(adapter):
     """Jacobians in y (both modes) against central differences of SciPy in float64."""
 
@@ -149,7 +158,7 @@ def test_data_derivatives_of_hermite_ones_against_scipy_differences(adapter):
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-7 * scale)
 
 
-@pytest.mark.parametrize("adapter", HERMITE, ids=_id)
+@pytest.mark.parametrize("adapter", _quick(HERMITE, ()))
 def test_second_data_derivatives_of_hermite_ones(adapter):
     """The Hessian in y (forward over reverse) against central differences of the exact
     gradient, and the mixed y–xq derivative against differences of SciPy's derivative."""

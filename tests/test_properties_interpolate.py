@@ -1,20 +1,42 @@
 """The property suite (``tests/_properties.py``) over ``jaxbridge.adapters.interpolate``: six
-points on sorted sites held fixed (as integers), queries away from the knots; rules of
-bridged calls, every order."""
+points on sorted sites held fixed (as integers), queries away from the knots; a 3 x 2 grid
+(axes held fixed, extrapolating, queries away from grid lines); scattered sites whose corner
+simplex holds the queries; rules of bridged calls, every order."""
 
 from _properties import NOT_LINEAR, Case, property_tests
 
 from jaxbridge.adapters.interpolate import (
     Akima1DInterpolator,
+    CloughTocher2DInterpolator,
     CubicSpline,
+    LinearNDInterpolator,
     PchipInterpolator,
+    RBFInterpolator,
+    RegularGridInterpolator,
     make_interp_spline,
 )
+
+_GRID = {"g": 5, "s": 6, "d": 2}  # axes of 3 and 2 points, concatenated; values flattened
+_SCATTERED = {"p": 5, "n": 2}
 
 CASES = [
     Case(make_interp_spline, sizes={"n": 6}, held=("x",)),
     Case(CubicSpline(), sizes={"n": 6}, held=("x",)),
     Case(PchipInterpolator(), sizes={"n": 6}, held=("x",), skipped=NOT_LINEAR),
     Case(Akima1DInterpolator(), sizes={"n": 6}, held=("x",), skipped=NOT_LINEAR),
+    Case(
+        RegularGridInterpolator(bounds_error=False, fill_value=None, shape=(3, 2)),
+        sizes=_GRID,
+        held=("points",),
+    ),
+    # (float64 alone: minutes each in float32; tests/test_interpolate_scattered.py checks it)
+    Case(RBFInterpolator(), sizes=_SCATTERED, float32=False),
+    Case(LinearNDInterpolator(), sizes=_SCATTERED, float32=False),
+    # (Clough-Tocher: not differentiable in points and xi, held fixed as integers)
+    Case(
+        CloughTocher2DInterpolator(tol=1e-15, maxiter=2000),
+        sizes=_SCATTERED,
+        held=("points", "xi"),
+    ),
 ]
 test_check_adapter_passes, test_every_check_runs_that_should = property_tests(CASES)

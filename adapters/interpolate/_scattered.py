@@ -1,0 +1,149 @@
+"""What the scattered-data interpolants on SciPy's Delaunay triangulation share: the base
+class (call ``(points, values, xi)``, the checks, the failure policy), the located simplex
+of each query as a bridged call, and the domains their tests draw from."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.spatial
+
+import jaxbridge as jb
+
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
+from ..special._common import host_dtype
+
+
+def scattered_sites(raw: np.ndarray) -> np.ndarray:
+    """Sites (p, n), within 0.1 of a fixed layout: the corners of the simplex ``{0, 20 e₁, …,
+    20 eₙ}`` (at least ``n + 1`` sites), the others far outside its circumsphere. Distinct, not
+    on a hyperplane, and the corner simplex is always a cell of the Delaunay triangulation;
+    rounded up to integers (as the property suite holds arguments fixed) they still are."""
+    p, n = raw.shape[-2:]
+    layout = np.zeros((p, n))
+    layout[1 : n + 1] = 20.0 * np.eye(n)[: max(0, min(p, n + 1) - 1)]
+    centre = np.full(n, 10.0)
+    for k in range(n + 1, p):
+        direction = np.cos(1.7 * k + np.arange(n) * 2.3)
+        layout[k] = centre + 40.0 * np.sqrt(n) * direction / np.linalg.norm(direction)
+    return layout + 0.1 * np.tanh(raw)
+
+
+def inner_queries(raw: np.ndarray) -> np.ndarray:
+    """Queries (m, n) within half the inradius of the centre of ``scattered_sites``'s corner
+    simplex: inside it, at least 1 from its faces, also when rounded up to integers."""
+    n = raw.shape[-1]
+    inradius = 20.0 / (n + np.sqrt(n))
+    return inradius + 0.5 * inradius / np.sqrt(n) * np.tanh(raw)
+
+
+class Scattered(jb.Adapter):
+    """A scattered-data interpolant through ``(points, values)`` at ``xi``: ``points``
+    (p, n), ``values`` (p,), ``xi`` (m, n) → (m,); leading axes are batch axes. Subclasses
+    say how SciPy builds it (``interpolant``)."""
+
+    fill_value: float = math.nan
+    rescale: bool = False
+    _: dataclasses.KW_ONLY
+    on_failure: str = "raise"
+
+    signature = "(p,n),(p),(m,n)->(m)"
+    linear_in = ("values",)
+    domains = {"points": scattered_sites, "xi": inner_queries}
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
+        if isinstance(self.fill_value, bool) or not isinstance(self.fill_value, (int, float)):
+            raise ValueError(f"{owner}: parameter 'fill_value' must be a number.")
+        if self.rescale not in (True, False):
+            raise ValueError(f"{owner}: parameter 'rescale' must be True or False.")
+
+    def interpolant(self, points: np.ndarray, values: np.ndarray) -> Any:
+        """SciPy's interpolant through ``(points, values)`` in float64 (``values`` may have
+        trailing axes)."""
+        raise NotImplementedError
+
+    def output_specs(self, points, values, xi):
+        return jax.ShapeDtypeStruct(xi.shape[-2:-1], float_dtype(points, values, xi))
+
+    def forward(self, points, values, xi):
+        dtype = host_dtype(points, values, xi)
+        p64, v64 = np.asarray(points, np.float64), np.asarray(values, np.float64)
+        problem = self.check(p64, v64, xi)
+        if problem is None:
+            try:
+                return np.asarray(self.interpolant(p64, v64)(np.asarray(xi, np.float64))).astype(
+                    dtype
+                )
+            except (ValueError, scipy.spatial.QhullError) as error:
+                problem = f"SciPy refused the data (argument 'points'): {error}"
+        if self.on_failure == "nan":
+            return np.full(xi.shape[:-1], np.nan, dtype)
+        raise ValueError(
+            f"{type(self).__name__}: {problem}. Pass on_failure='nan' to get NaN results for "
+            "such data instead of this error."
+        )
+
+    def check(self, points: np.ndarray, values: np.ndarray, xi: np.ndarray) -> str | None:
+        """What is wrong with the data, naming the argument, or None."""
+        p, n = points.shape
+        if xi.shape[-1] != n:
+            return f"argument 'xi' has {xi.shape[-1]} coordinates for points in {n} dimensions"
+        if n < 2:
+            return f"argument 'points' must be (p, n) with n >= 2 (SciPy's); got n = {n}"
+        if p < n + 1:
+            return (
+                f"argument 'points' has {p} points; a triangulation in {n} dimensions needs at "
+                f"least {n + 1}"
+            )
+        for name, array in (("points", points), ("values", values)):
+            if not np.isfinite(array).all():
+                return f"argument '{name}' has non-finite entries (NaN or inf)"
+        return None
+
+
+class Locate(jb.Adapter):
+    """The vertices (indices into ``points``) of the simplex of ``of``'s triangulation that
+    holds each query, (m, n + 1), or -1 outside the hull; no derivatives (called on
+    ``stop_gradient`` arguments)."""
+
+    of: Scattered
+
+    signature = "(p,n),(m,n)->(m,k)"
+
+    def output_specs(self, points, xi):
+        n = points.shape[-1]
+        return jax.ShapeDtypeStruct(xi.shape[-2:-1] + (n + 1,), np.int32)
+
+    def forward(self, points, xi):
+        p64 = np.asarray(points, np.float64)
+        xi64 = np.asarray(xi, np.float64)
+        found = np.full(xi.shape[:-1] + (points.shape[-1] + 1,), -1, np.int32)
+        if self.of.check(p64, np.zeros(p64.shape[0]), xi64) is not None:
+            return found
+        try:
+            interpolant = self.of.interpolant(p64, np.zeros(p64.shape[0]))
+        except (ValueError, scipy.spatial.QhullError):
+            return found
+        # SciPy's own triangulation, of the rescaled points when ``rescale``
+        scaled = xi64
+        if self.of.rescale:
+            scaled = (xi64 - interpolant.offset) / interpolant.scale
+        simplex = interpolant.tri.find_simplex(scaled)
+        inside = simplex >= 0
+        found[inside] = interpolant.tri.simplices[simplex[inside]]
+        return found
+
+
+def broadcast_batch(arrays, cores):
+    """``arrays`` broadcast to their common batch axes (``cores``: each one's core rank): in
+    a rule, a tangent may carry batch axes that its primal lacks."""
+    shapes = [a.shape[: a.ndim - c] for a, c in zip(arrays, cores)]
+    batch = jnp.broadcast_shapes(*shapes)
+    return [jnp.broadcast_to(a, batch + a.shape[a.ndim - c :]) for a, c in zip(arrays, cores)]

@@ -1,0 +1,333 @@
+"""``RegularGridInterpolator``: interpolation on a rectilinear grid, linear in the values
+(except "pchip"); its cotangent is the tensor product of the 1-D interpolants' transposes."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.interpolate
+import scipy.sparse.linalg
+
+import jaxbridge as jb
+
+from .._rules import total
+from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
+from ..special._common import host_dtype
+from ..special._fixed import held_fixed
+from ._one_d import check_whole, queries, sites
+
+METHODS = ("linear", "nearest", "slinear", "cubic", "quintic", "pchip")
+_DEGREE = {"linear": 1, "nearest": 0, "slinear": 1, "cubic": 3, "quintic": 5, "pchip": 3}
+_BSPLINE = ("slinear", "cubic", "quintic")  # SciPy's tensor-product B-splines (with nu)
+
+NO_GRID_DERIVATIVE = "moving a grid line changes every cell along it; the grid is held fixed"
+NO_PCHIP_DERIVATIVE = (
+    "the grid's PCHIP folds one 1-D PCHIP (not linear in its data) into the next, and SciPy "
+    "computes no derivative of it"
+)
+
+
+class RegularGridInterpolator(jb.Adapter):
+    """SciPy's interpolant on the rectilinear grid ``points`` through ``values``, at ``xi``:
+    ``RegularGridInterpolator(method, bounds_error, fill_value)(points, values, xi)`` is
+    ``scipy.interpolate.RegularGridInterpolator(points, values, method, bounds_error,
+    fill_value)(xi)``.
+
+    ``points`` is a tuple of ``d`` strictly increasing 1-D arrays (the grid axes, lengths
+    ``n_1 … n_d``), ``values`` has trailing shape ``(n_1, …, n_d)``, ``xi`` is (m, d) and
+    the result (m,); leading axes of ``values`` and ``xi`` are batch axes.
+
+    The call form is SciPy's; the bridged call underneath takes the axes concatenated into
+    one vector and the values flattened (``"(g),(s),(m,d)->(m)"``), the axis lengths a
+    static parameter (``shape``), because a gufunc signature has a fixed number of
+    arguments and a grid any number of axes. A call with ``points`` a tuple sets ``shape``
+    itself; one with ``points`` already concatenated (as the property suite draws it) needs
+    ``shape`` given.
+
+    Methods: "linear", "nearest", "slinear", "cubic", "quintic" (SciPy's tensor-product
+    B-splines, solved here by a direct sparse solve: SciPy's default iterative solver stops
+    near 1e-5 relative error), and "pchip". ``fill_value=None`` with ``bounds_error=False``
+    extrapolates, as SciPy.
+
+    Derivatives: in ``xi``, each partial derivative is the same interpolant with ``nu``
+    raised along that axis (SciPy's ``nu=`` for the B-splines; "linear" is the degree-1
+    B-spline, so its gradient is the piecewise-constant one, one-sided at grid lines as
+    SciPy's; "nearest" has gradient 0): every order, both modes. In ``values``: the
+    interpolant of the tangent, and for the cotangent the tensor product of each axis's
+    1-D cardinal functions at ``xi`` contracted with the cotangent; every order,
+    ``jax.linear_transpose`` too. "pchip" is not linear in ``values`` and SciPy gives no
+    derivative of it: differentiating it in ``values`` or ``xi`` is a ``TypeError``, as
+    differentiating any method in ``points`` (the grid is held fixed).
+
+    Parameters:
+        method: one of ``METHODS``.
+        bounds_error: True (SciPy's default): a query outside the grid is an error naming
+            ``xi``; False: ``fill_value`` there.
+        fill_value: the value outside the grid (NaN), or None to extrapolate.
+        nu: keyword-only, the derivative order along each axis (None: the values); the
+            B-spline methods and "linear"/"nearest" only.
+        shape: keyword-only, the grid's axis lengths (set by the call with a tuple).
+        on_failure: "raise" (default): axes that are not strictly increasing or too short
+            for the method, non-finite grid or values, queries out of bounds are a
+            ``ValueError`` naming the argument; "nan": that batch element's result is NaN.
+    """
+
+    method: str = "linear"
+    bounds_error: bool = True
+    fill_value: float | None = math.nan
+    _: dataclasses.KW_ONLY
+    nu: tuple[int, ...] | None = None
+    shape: tuple[int, ...] = ()
+    on_failure: str = "raise"
+
+    signature = "(g),(s),(m,d)->(m)"
+    linear_in = ("values",)
+    domains = {"points": sites, "xi": queries}
+
+    def __post_init__(self) -> None:
+        owner = "RegularGridInterpolator"
+        check_choice(owner, "method", self.method, METHODS)
+        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
+        if self.bounds_error not in (True, False):
+            raise ValueError(f"{owner}: parameter 'bounds_error' must be True or False.")
+        if self.fill_value is not None and not isinstance(self.fill_value, (int, float)):
+            raise ValueError(f"{owner}: parameter 'fill_value' must be a number or None.")
+        for n in self.shape:
+            check_whole(owner, "shape", n)
+        if self.nu is not None:
+            for order in self.nu:
+                check_whole(owner, "nu", order)
+            if self.method == "pchip":
+                raise ValueError(f"{owner}: parameter 'nu' is not available for 'pchip'.")
+            if self.shape and len(self.nu) != len(self.shape):
+                raise ValueError(
+                    f"{owner}: parameter 'nu' has {len(self.nu)} orders for a grid of "
+                    f"{len(self.shape)} axes."
+                )
+
+    def __call__(self, points: Any, values: Any, xi: Any) -> Any:
+        owner = "RegularGridInterpolator"
+        adapter = self
+        if isinstance(points, (tuple, list)):
+            axes = [held_fixed(owner, "points", NO_GRID_DERIVATIVE, p) for p in points]
+            if any(a.ndim != 1 for a in axes):
+                raise ValueError(f"{owner}: argument 'points' must be a tuple of 1-D arrays.")
+            shape = tuple(a.shape[0] for a in axes)
+            values = jnp.asarray(values)
+            if values.shape[values.ndim - len(shape) :] != shape or values.ndim < len(shape):
+                raise ValueError(
+                    f"{owner}: argument 'values' must have trailing shape {shape} (the grid's "
+                    f"axis lengths); got shape {values.shape}."
+                )
+            values = values.reshape(values.shape[: values.ndim - len(shape)] + (-1,))
+            points = jnp.concatenate(axes) if axes else jnp.zeros(0)
+            adapter = dataclasses.replace(self, shape=shape)
+        else:
+            points = held_fixed(owner, "points", NO_GRID_DERIVATIVE, points)
+            if not self.shape:
+                raise ValueError(
+                    f"{owner}: argument 'points' must be a tuple of 1-D arrays (the grid axes), "
+                    "or the axes concatenated with the parameter 'shape' given."
+                )
+        if adapter.method == "pchip":
+            values = held_fixed(owner, "values", NO_PCHIP_DERIVATIVE, values)
+            xi = held_fixed(owner, "xi", NO_PCHIP_DERIVATIVE, xi)
+        return jb.Adapter.__call__(adapter, points, values, xi)
+
+    def orders(self) -> tuple[int, ...]:
+        return self.nu if self.nu is not None else (0,) * len(self.shape)
+
+    def partial(self, axis: int) -> RegularGridInterpolator:
+        """The same interpolant's derivative along ``axis`` in the queries."""
+        orders = list(self.orders())
+        orders[axis] += 1
+        return dataclasses.replace(self, nu=tuple(orders))
+
+    def output_specs(self, points, values, xi):
+        return jax.ShapeDtypeStruct(xi.shape[-2:-1], float_dtype(points, values, xi))
+
+    def forward(self, points, values, xi):
+        dtype = host_dtype(points, values, xi)
+        axes, grid_values = self.grid(points, values)
+        xi64 = np.asarray(xi, np.float64)
+        problem = self.check(axes, grid_values, xi64)
+        if problem is None:
+            try:
+                return self.evaluate(axes, grid_values, xi64).astype(dtype)
+            except ValueError as error:  # what SciPy refuses beyond the checks above
+                problem = f"SciPy refused the data: {error}"
+        if self.on_failure == "nan":
+            return np.full(xi.shape[:-1], np.nan, dtype)
+        raise ValueError(
+            f"RegularGridInterpolator: {problem}. Pass on_failure='nan' to get NaN results "
+            "for such data instead of this error."
+        )
+
+    def grid(self, points, values) -> tuple[list[np.ndarray], np.ndarray]:
+        """The axes and the values on the grid, in float64, from their flat forms."""
+        split = np.cumsum(self.shape)[:-1]
+        axes = np.split(np.asarray(points, np.float64), split)
+        return axes, np.asarray(values, np.float64).reshape(self.shape)
+
+    def check(self, axes, values, xi) -> str | None:
+        """What is wrong with one grid and its queries, naming the argument, or None."""
+        if xi.shape[-1] != len(axes):
+            return f"argument 'xi' has {xi.shape[-1]} coordinates for a grid of {len(axes)} axes"
+        least = max(_DEGREE[self.method] + 1, 2)
+        for i, axis in enumerate(axes):
+            if axis.shape[0] < least:
+                return (
+                    f"argument 'points' has {axis.shape[0]} points along axis {i}; method "
+                    f"{self.method!r} needs at least {least}"
+                )
+            if not np.isfinite(axis).all():
+                return f"argument 'points' has non-finite entries along axis {i}"
+            if not (np.diff(axis) > 0).all():
+                return (
+                    f"argument 'points' must be strictly increasing along each axis; axis {i} "
+                    "is not"
+                )
+        if not np.isfinite(values).all():
+            return "argument 'values' has non-finite entries (NaN or inf)"
+        if self.bounds_error:
+            for i, axis in enumerate(axes):
+                q = xi[:, i]
+                if ((q < axis[0]) | (q > axis[-1])).any():
+                    return (
+                        f"argument 'xi' has points outside the grid along axis {i} (pass "
+                        "bounds_error=False for fill_value there, or fill_value=None to "
+                        "extrapolate)"
+                    )
+        return None
+
+    def evaluate(self, axes, values, xi) -> np.ndarray:
+        """SciPy's interpolant (or its ``nu`` derivative) at ``xi``, from valid data."""
+        method, nu = self.method, self.nu
+        if nu is not None and not any(nu):
+            nu = None
+        if method == "nearest" and nu is not None:
+            return np.where(self.outside(axes, xi), self.filled(), 0.0)
+        if method == "linear" and nu is not None:
+            method = "slinear"  # the same function; SciPy gives derivatives of this one
+        options: dict[str, Any] = {"bounds_error": False, "fill_value": self.fill_value}
+        if method in _BSPLINE:
+            options["solver"] = scipy.sparse.linalg.spsolve
+        interpolant = scipy.interpolate.RegularGridInterpolator(
+            tuple(axes), values, method=method, **options
+        )
+        return np.asarray(interpolant(xi, nu=nu) if nu is not None else interpolant(xi))
+
+    def outside(self, axes, xi) -> np.ndarray:
+        """The queries that get ``fill_value`` (none when it is None), or NaN."""
+        out = np.isnan(xi).any(axis=-1)
+        if self.fill_value is not None:
+            for i, axis in enumerate(axes):
+                out |= (xi[:, i] < axis[0]) | (xi[:, i] > axis[-1])
+        return out
+
+    def filled(self) -> float:
+        return math.nan if self.fill_value is None else self.fill_value
+
+    def refuse_pchip(self) -> None:
+        """The rules' guard (``held_fixed`` stops grad and jvp before; this stops
+        ``jax.linear_transpose``, which bypasses it): "pchip" has no derivative here."""
+        if self.method == "pchip":
+            raise TypeError(
+                "RegularGridInterpolator is not differentiable in its argument 'values' "
+                f"with method 'pchip' (nor transposable in it): {NO_PCHIP_DERIVATIVE}."
+            )
+
+    def pushforward(self, res, tangents):
+        self.refuse_pchip()
+        points, values, xi = res[:3]
+        _, dvalues, dxi = tangents
+        terms = [None if dvalues is None else self(points, dvalues, xi)]
+        if dxi is not None:
+            terms += [
+                self.partial(j)(points, values, xi) * dxi[..., j] for j in range(len(self.shape))
+            ]
+        return total(terms)
+
+    def pullback(self, res, g):
+        self.refuse_pchip()
+        points, values, xi = res[:3]
+        xi_bar = jnp.stack(
+            [g * self.partial(j)(points, values, xi) for j in range(len(self.shape))], axis=-1
+        )
+        return None, GridTransposed(self)(points, g, xi), xi_bar
+
+    def transpose(self, points, g, xi) -> np.ndarray:
+        """``Aᵀ g`` on the host in float64: the interpolant is the tensor product of 1-D
+        interpolants, ``out_q = Σ values[a, b, …] C₁[q, a] C₂[q, b] …`` with ``Cⱼ`` axis
+        j's cardinal functions (its interpolants of the unit vectors, or their ``nu``-th
+        derivatives) at the queries, so ``Aᵀ g = Σ_q g_q C₁[q] ⊗ C₂[q] ⊗ …``."""
+        axes, _ = self.grid(points, np.zeros(self.shape))
+        keep = ~self.outside(axes, xi)
+        xi, g = xi[keep], g[keep]
+        factors = [
+            self.cardinal(axis, xi[:, j], order)
+            for j, (axis, order) in enumerate(zip(axes, self.orders()))
+        ]
+        letters = "abcdefghijklmnopqrstuvwxyz"[: len(axes)]
+        script = "z," + ",".join(f"z{c}" for c in letters) + "->" + letters
+        return np.einsum(script, g, *factors, optimize="greedy").reshape(-1)
+
+    def cardinal(self, axis: np.ndarray, q: np.ndarray, order: int) -> np.ndarray:
+        """(m, n): axis's cardinal functions (or their ``order``-th derivatives) at ``q``."""
+        n = axis.shape[0]
+        if self.method == "nearest":
+            if order:
+                return np.zeros((q.shape[0], n))
+            i = np.clip(np.searchsorted(axis, q) - 1, 0, n - 2)  # as SciPy's find_indices
+            nearer = (q - axis[i]) / (axis[i + 1] - axis[i]) <= 0.5
+            return np.eye(n)[np.where(nearer, i, i + 1)]
+        spline = scipy.interpolate.make_interp_spline(axis, np.eye(n), k=_DEGREE[self.method])
+        return np.asarray(spline(q, order))
+
+
+class GridTransposed(jb.Adapter):
+    """``values̄ = Aᵀ g``: the transpose of ``of``'s evaluation in its values, for the
+    cotangent ``g`` of its result at the queries ``xi``. Its tangent in ``g`` is itself, in
+    ``xi`` the transposed partial derivatives; its pullback is the evaluation again: a
+    closed family, so every order works."""
+
+    of: RegularGridInterpolator
+
+    signature = "(g),(m),(m,d)->(s)"
+    linear_in = ("g",)
+
+    def output_specs(self, points, g, xi):
+        size = math.prod(self.of.shape)
+        return jax.ShapeDtypeStruct((size,), float_dtype(points, g, xi))
+
+    def forward(self, points, g, xi):
+        dtype = host_dtype(points, g, xi)
+        of = self.of
+        axes, _ = of.grid(points, np.zeros(of.shape))
+        xi64 = np.asarray(xi, np.float64)
+        if of.check(axes, np.zeros(of.shape), xi64) is not None:  # (on_failure="nan")
+            return np.full(math.prod(of.shape), np.nan, dtype)
+        return of.transpose(points, np.asarray(g, np.float64), xi64).astype(dtype)
+
+    def pushforward(self, res, tangents):
+        points, g, xi = res[:3]
+        _, dg, dxi = tangents
+        terms = [None if dg is None else self(points, dg, xi)]
+        if dxi is not None:
+            terms += [
+                type(self)(self.of.partial(j))(points, g * dxi[..., j], xi)
+                for j in range(len(self.of.shape))
+            ]
+        return total(terms)
+
+    def pullback(self, res, ct):
+        points, g, xi = res[:3]
+        xi_bar = jnp.stack(
+            [g * self.of.partial(j)(points, ct, xi) for j in range(len(self.of.shape))], axis=-1
+        )
+        return None, self.of(points, ct, xi), xi_bar

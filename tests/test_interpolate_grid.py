@@ -1,0 +1,259 @@
+"""RegularGridInterpolator: values against SciPy's object (the B-spline methods with a direct
+solve, and the default iterative one to its tolerance), derivatives in the queries against
+SciPy's ``nu=`` and central differences of SciPy, in the values against SciPy's interpolants
+of the unit vectors, polynomial exactness, bounds, batching and errors."""
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.interpolate as si
+import scipy.sparse.linalg
+
+from jaxbridge.adapters.interpolate import RegularGridInterpolator
+
+RNG = np.random.default_rng(3)
+A = np.sort(RNG.uniform(0.0, 5.0, 7))
+B = np.sort(RNG.uniform(-1.0, 2.0, 6))
+C = np.sort(RNG.uniform(0.0, 1.0, 6))
+V2 = RNG.normal(size=(7, 6))
+V3 = RNG.normal(size=(7, 6, 6))
+M = 25
+
+
+def _queries(axes, m=M, rng=RNG):
+    return np.stack([rng.uniform(a[0], a[-1], m) for a in axes], axis=-1)
+
+
+XI2 = _queries((A, B))
+XI3 = _queries((A, B, C))
+SPLINES = ("slinear", "cubic", "quintic")
+LINEAR_METHODS = ("linear", "nearest") + SPLINES
+
+
+@pytest.fixture(autouse=True)
+def _precision():
+    with jax.enable_x64(True):
+        yield
+
+
+def _scipy(axes, values, method, **options):
+    solver = {"solver": scipy.sparse.linalg.spsolve} if method in SPLINES else {}
+    return si.RegularGridInterpolator(axes, values, method=method, **solver, **options)
+
+
+@pytest.mark.parametrize("method", LINEAR_METHODS + ("pchip",))
+@pytest.mark.parametrize("axes", [(A, B), (A, B, C)], ids=["2d", "3d"])
+def test_values_are_scipys(method, axes):
+    values = V2 if len(axes) == 2 else V3
+    xi = XI2 if len(axes) == 2 else XI3
+    got = jax.jit(RegularGridInterpolator(method))(axes, values, xi)
+    np.testing.assert_allclose(got, _scipy(axes, values, method)(xi), rtol=1e-13, atol=1e-13)
+    if method in SPLINES and len(axes) == 2:
+        # SciPy's default iterative solve agrees to its tolerance (in 3-D, quintic, it
+        # does not converge: the direct solve is why the adapter uses one)
+        default = si.RegularGridInterpolator(axes, values, method=method)(xi)
+        np.testing.assert_allclose(got, default, rtol=0, atol=1e-3 * np.abs(values).max())
+
+
+SLOW = pytest.mark.slow  # seconds of compiling second-order programs
+
+
+@pytest.mark.parametrize(
+    "method", [pytest.param(m, marks=() if m == "cubic" else SLOW) for m in ("linear",) + SPLINES]
+)
+def test_query_derivatives_are_scipys_nu(method):
+    """Gradients (both modes) and second derivatives in xi against SciPy's ``nu=`` (for
+    "linear", the degree-1 B-spline's: the same function)."""
+    reference = _scipy((A, B), V2, "slinear" if method == "linear" else method)
+    adapter = RegularGridInterpolator(method)
+
+    def f(q):
+        return adapter((A, B), V2, q[None])[0]
+
+    for jac in (jax.grad, jax.jacfwd):
+        got = jax.vmap(jac(f))(XI2)
+        for j, nu in enumerate([(1, 0), (0, 1)]):
+            expected = reference(XI2, nu=nu)
+            np.testing.assert_allclose(got[:, j], expected, rtol=1e-11, atol=1e-11)
+    hessians = jax.vmap(jax.hessian(f))(XI2)
+    for (i, j), nu in {(0, 0): (2, 0), (0, 1): (1, 1), (1, 1): (0, 2)}.items():
+        np.testing.assert_allclose(hessians[:, i, j], reference(XI2, nu=nu), rtol=1e-10, atol=1e-10)
+
+
+def test_linear_gradient_is_piecewise_constant_against_central_differences():
+    """Away from grid lines, the bilinear interpolant's gradient equals central differences
+    of SciPy's "linear" in float64; along each axis it is constant inside a cell."""
+    reference = si.RegularGridInterpolator((A, B), V2)
+    h = 1e-6
+    got = jax.vmap(jax.grad(lambda q: RegularGridInterpolator()((A, B), V2, q[None])[0]))(XI2)
+    for j in range(2):
+        e = np.eye(2)[j] * h
+        expected = (reference(XI2 + e) - reference(XI2 - e)) / (2 * h)
+        np.testing.assert_allclose(got[:, j], expected, rtol=1e-7, atol=1e-7)
+    # inside a cell, the x-derivative does not depend on x
+    cell = np.array([[A[2] + 0.1 * (A[3] - A[2]), B[1] + 0.5 * (B[2] - B[1])]])
+    moved = cell + [[0.7 * (A[3] - A[2]), 0.0]]
+    grad = jax.grad(lambda q: RegularGridInterpolator()((A, B), V2, q).sum())
+    np.testing.assert_allclose(grad(cell)[0, 0], grad(moved)[0, 0], rtol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "method", [pytest.param(m, marks=() if m == "cubic" else SLOW) for m in LINEAR_METHODS]
+)
+def test_value_derivatives_equal_the_unit_interpolants(method):
+    units = np.eye(V2.size).reshape(-1, *V2.shape)
+    expected = np.stack([_scipy((A, B), u, method)(XI2) for u in units], axis=-1)
+    expected = expected.reshape(M, *V2.shape)
+    scale = np.abs(expected).max()
+    for jac in (jax.jacrev, jax.jacfwd):
+        got = jac(lambda v: RegularGridInterpolator(method)((A, B), v, XI2))(V2)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10 * scale)
+    w = RNG.normal(size=M)
+    (transposed,) = jax.linear_transpose(
+        lambda v: RegularGridInterpolator(method)((A, B), v, XI2), V2
+    )(w)
+    np.testing.assert_allclose(transposed, np.tensordot(w, expected, 1), rtol=0, atol=1e-10 * scale)
+
+
+@SLOW
+@pytest.mark.parametrize("method", ("linear", "cubic"))
+def test_mixed_derivative_in_values_and_queries(method):
+    """∂²(wᵀ out)/∂values∂xi from both orders of differentiation, against the unit
+    interpolants' ``nu`` derivatives."""
+    name = "slinear" if method == "linear" else method
+    units = np.eye(V2.size).reshape(-1, *V2.shape)
+    w = RNG.normal(size=M)
+    d_dx = np.stack([_scipy((A, B), u, name)(XI2, nu=(1, 0)) for u in units], axis=-1)
+    expected = (w[:, None] * d_dx).reshape(M, *V2.shape)
+
+    def f(v, q):
+        return RegularGridInterpolator(method)((A, B), v, q) @ w
+
+    got = jax.jacrev(jax.grad(f, argnums=1), argnums=0)(V2, XI2)[:, 0]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10)
+    got = jax.jacfwd(jax.grad(f, argnums=0), argnums=1)(V2, XI2)[..., 0]
+    np.testing.assert_allclose(np.moveaxis(got, -1, 0), expected, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize(("method", "degree"), [("linear", 1), ("cubic", 3), ("quintic", 5)])
+def test_reproduces_tensor_polynomials_of_its_degree(method, degree):
+    """Not-a-knot B-splines of degree k reproduce products of polynomials of degree k."""
+    a, b = np.linspace(-1, 1.5, 8), np.linspace(0, 2, 7)
+    coefficients = RNG.normal(size=(degree + 1, degree + 1))
+
+    def poly(x, y):
+        return sum(
+            coefficients[i, j] * x**i * y**j
+            for i, j in itertools.product(range(degree + 1), repeat=2)
+        )
+
+    grid = poly(*np.meshgrid(a, b, indexing="ij"))
+    xi = _queries((a, b))
+    got = RegularGridInterpolator(method)((a, b), grid, xi)
+    np.testing.assert_allclose(got, poly(xi[:, 0], xi[:, 1]), rtol=1e-9, atol=1e-9)
+
+
+def test_out_of_bounds_queries():
+    outside = np.array([[A[0] - 1.0, B[1]], [A[2], B[-1] + 0.5], [A[3], B[2]]])
+    with pytest.raises(
+        ValueError,
+        match="RegularGridInterpolator: argument 'xi' has points outside the grid along axis 0",
+    ):
+        RegularGridInterpolator()((A, B), V2, outside)
+    for method in ("linear", "cubic"):
+        for fill in (np.nan, -3.0, None):
+            adapter = RegularGridInterpolator(method, bounds_error=False, fill_value=fill)
+            expected = _scipy((A, B), V2, method, bounds_error=False, fill_value=fill)(outside)
+            np.testing.assert_allclose(adapter((A, B), V2, outside), expected, rtol=1e-13)
+            grad = jax.grad(lambda v, a=adapter: jnp.nansum(a((A, B), v, outside)))(V2)
+            if fill is not None:  # only the inside query depends on the values
+                inside = jax.grad(lambda v, a=adapter: a((A, B), v, outside[2:]).sum())(V2)
+                np.testing.assert_allclose(grad, inside, rtol=0, atol=1e-14)
+
+
+def test_pchip_is_not_differentiated():
+    adapter = RegularGridInterpolator("pchip")
+    for argnum, name in ((0, "values"), (1, "xi")):
+        with pytest.raises(
+            TypeError,
+            match=f"RegularGridInterpolator is not differentiable in its argument '{name}'",
+        ):
+            jax.grad(lambda v, q: adapter((A, B), v, q).sum(), argnums=argnum)(V2, XI2)
+    with pytest.raises(
+        TypeError, match="not differentiable in its argument 'values' with method 'pchip'"
+    ):
+        jax.linear_transpose(lambda v: adapter((A, B), v, XI2), V2)(np.ones(M))
+
+
+def test_grid_is_not_differentiated():
+    with pytest.raises(TypeError, match="not differentiable in its argument 'points'"):
+        jax.grad(lambda a: RegularGridInterpolator()((a, B), V2, XI2).sum())(A)
+
+
+def test_batches_of_values_and_queries():
+    values = np.stack([V2, 2 * V2 + 1, -V2])
+    xi = np.stack([XI2, XI2[::-1], XI2])
+    got = jax.jit(jax.vmap(lambda v, q: RegularGridInterpolator("cubic")((A, B), v, q)))(values, xi)
+    leading = RegularGridInterpolator("cubic")((A, B), values, xi)  # leading batch axes
+    for i in range(3):
+        expected = _scipy((A, B), values[i], "cubic")(xi[i])
+        np.testing.assert_allclose(got[i], expected, rtol=1e-13)
+        np.testing.assert_allclose(leading[i], expected, rtol=1e-13)
+
+
+def test_float32():
+    with jax.enable_x64(False):
+        got = RegularGridInterpolator()((A, B), V2.astype(np.float32), XI2.astype(np.float32))
+        grad = jax.grad(lambda q: RegularGridInterpolator()((A, B), V2, q).sum())(
+            XI2.astype(np.float32)
+        )
+    assert got.dtype == np.float32 and grad.dtype == np.float32
+    np.testing.assert_allclose(
+        got, si.RegularGridInterpolator((A, B), V2)(XI2), rtol=1e-5, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    ("points", "values", "method", "message"),
+    [
+        (
+            (A[::-1], B),
+            V2,
+            "linear",
+            "argument 'points' must be strictly increasing along each axis; axis 0",
+        ),
+        ((A, B), np.where(V2 > 1, np.nan, V2), "linear", "argument 'values' has non-finite"),
+        (
+            (A[:3], B),
+            V2[:3],
+            "cubic",
+            "argument 'points' has 3 points along axis 0; method 'cubic' needs at least 4",
+        ),
+    ],
+)
+def test_bad_data_is_an_error_naming_the_argument(points, values, method, message):
+    xi = np.array([[A[3], B[2]]])
+    with pytest.raises(ValueError, match=f"RegularGridInterpolator: {message}"):
+        RegularGridInterpolator(method)(points, values, xi)
+    assert np.isnan(RegularGridInterpolator(method, on_failure="nan")(points, values, xi)).all()
+
+
+def test_on_failure_nan_is_per_batch_element():
+    values = np.stack([V2, np.where(V2 > 1, np.nan, V2)])
+    got = RegularGridInterpolator(on_failure="nan")((A, B), values, XI2)
+    np.testing.assert_allclose(got[0], si.RegularGridInterpolator((A, B), V2)(XI2), rtol=1e-13)
+    assert np.isnan(got[1]).all()
+
+
+def test_shapes_and_parameters_are_checked():
+    with pytest.raises(ValueError, match=r"argument 'values' must have trailing shape \(7, 6\)"):
+        RegularGridInterpolator()((A, B), V2[:5], XI2)
+    with pytest.raises(ValueError, match="argument 'xi' has 3 coordinates for a grid of 2 axes"):
+        RegularGridInterpolator()((A, B), V2, XI3)
+    with pytest.raises(ValueError, match="parameter 'method'"):
+        RegularGridInterpolator("spline")
+    with pytest.raises(ValueError, match="parameter 'nu' is not available for 'pchip'"):
+        RegularGridInterpolator("pchip", nu=(1, 0))
