@@ -43,6 +43,9 @@ class Case:
     # arguments with no derivative (a quantile's shapes): drawn from their domain, then
     # rounded up to integers, which the checks hold fixed
     held: tuple[str, ...] = ()
+    # checks that apply but that this case leaves to the adapter's own tests (say why
+    # where the case is listed): "hessian" where the shapes' second derivatives are NaN
+    left_out: frozenset[str] = frozenset()
     # False for the costliest cases (host solvers that compute in float64 whatever the
     # input, and the Riccati solvers' second-order programs): their own tests check float32
     # inputs; the suite runs them in float64 alone
@@ -108,7 +111,8 @@ def property_tests(cases: list[Case], quick: Collection[str] = ()):
             )
             args = case.hold(data.draw(strategy, label="args"))
             seed = data.draw(st.integers(0, 2**16 - 1), label="seed")
-            check_adapter(case.adapter, *args, seed=seed, checks=_CHECKS[np.dtype(dtype)])
+            checks = tuple(c for c in _CHECKS[np.dtype(dtype)] if c not in case.left_out)
+            check_adapter(case.adapter, *args, seed=seed, checks=checks)
 
     @pytest.mark.slow  # seconds of compiling per case; the test above runs the checks
     @pytest.mark.parametrize("case", cases, ids=lambda case: case.id)

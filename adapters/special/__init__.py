@@ -7,7 +7,7 @@ Ready to call with SciPy's names and argument order, elementwise with broadcasti
 - ``kv``, ``kve`` (``v``, ``x``): differentiable in ``v`` and ``x`` to every order, exactly
   (``KvDerivative`` holds their derivatives).
 - ``gammaincinv`` (``a``, ``p``), ``betaincinv`` (``a``, ``b``, ``y``): differentiable in
-  the probability to every order; in the shape parameters a ``TypeError``.
+  the probability to every order and in the shapes to first order, exactly.
 - ``gammainc``, ``gammaincc`` (``a``, ``x``), ``betainc`` (``a``, ``b``, ``x``): differentiable
   in ``x`` to every order and in the shapes to first order, exactly.
 - ``lambertw`` (``x``): the principal branch, real, to every order.

@@ -1,6 +1,6 @@
 """``held_fixed``: the guard on an argument that has no exact derivative.
 
-Some arguments (the order of ``jv``, the shape of ``gammaincinv``) enter a function smoothly,
+Some arguments (the order of ``jv``) enter a function smoothly,
 but SciPy computes no derivative in them and none of the family's own functions gives one.
 Rather than return a silent zero or a finite difference, the adapter passes the argument
 through ``held_fixed`` before its bridged call: the identity, whose derivative rule raises.

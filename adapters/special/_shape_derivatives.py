@@ -108,20 +108,34 @@ def _beta_lower(a, b, x):
     return da, db
 
 
+# B₂, B₄, ..., B₁₆: the asymptotic series ψ(x) ~ ln x - 1/(2x) - Σ B₂ₖ/(2k x²ᵏ), whose next
+# term at x >= 10 is 3e-18 (B₁₈/(18 x¹⁸))
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
+_ASYMPTOTIC = 10.0
+
+
 def _digamma_difference(s, d):
-    """``ψ(s + d) - ψ(s)`` (``s, s + d > 0``), by Taylor's series in ``d`` where ``|d|`` is
-    small beside ``s`` (the plain difference would cancel: ψ(1e4 + 1e-3) - ψ(1e4) lost 8
-    digits), else directly."""
-    out = sc.digamma(s + d) - sc.digamma(s)
-    small = np.abs(d) < 0.25 * s
-    if np.any(small):
-        s, d = s[small], d[small]
-        total, power = np.zeros_like(s), np.ones_like(s)
-        for k in range(1, 40):  # |d/s| < 1/4: the terms fall at least 4-fold
-            power = power * d / k
-            total += sc.polygamma(k, s) * power
-        out[small] = total
-    return out
+    """``ψ(s + d) - ψ(s)`` (``s, s + d > 0``), with full relative accuracy where ``d`` is
+    small beside ``s`` too (the plain difference cancels: ψ(1e4 + 1e-3) - ψ(1e4) lost 8
+    digits). Both arguments are shifted up to 10 by ``ψ(x) = ψ(x + 1) - 1/x`` (the terms
+    ``d/((s+j)(s+d+j))`` all have the sign of the difference: no cancellation), then the
+    asymptotic series is differenced term by term, each difference by ``log1p`` and
+    ``expm1``. A few passes over the arrays (a Taylor series in ``d`` took 40 polygamma
+    calls, 80% of a t quantile's shape gradient)."""
+    s, d = np.broadcast_arrays(np.asarray(s, np.float64), np.asarray(d, np.float64))
+    shift = np.maximum(np.ceil(_ASYMPTOTIC - np.minimum(s, s + d)), 0)
+    total = np.zeros(s.shape)
+    for j in range(int(shift.max(initial=0))):
+        total += np.where(j < shift, d / ((s + j) * (s + d + j)), 0.0)
+    x = s + shift
+    r = d / x
+    log_ratio = np.log1p(r)  # ln((x + d)/x)
+    total += log_ratio + d / (2 * x * (x + d))
+    power = np.ones(s.shape)
+    for k, bernoulli in enumerate(_BERNOULLI, start=1):
+        power = power / (x * x)
+        total -= bernoulli / (2 * k) * power * np.expm1(-2 * k * log_ratio)
+    return total
 
 
 def _series(a, x):

@@ -1,14 +1,19 @@
 """``gammaincinv``, ``betaincinv``: the inverses of the regularized incomplete gamma and beta
 functions (the gamma and beta quantiles), differentiable in the probability to every order
-by implicit differentiation, not in the shape parameters.
+and in the shape parameters to first order, exactly, by implicit differentiation.
 
-The slopes are powers of ``x`` and ``1 - x``, taken from their logarithms, which the forward
-saves with full relative accuracy where ``x`` itself cannot carry it: ``log x`` where ``x``
-underflows (from the series ``P(a, x) ~ x^a / Γ(a + 1)``, ``I_x(a, b) ~ x^a / (a B(a, b))``),
-and ``log(1 - x)`` near ``x = 1`` from the complementary quantile ``betaincinv(b, a, 1 - y)``
-(``1 - x`` from the rounded ``x`` had lost every digit at ``y = 1 - 1e-15``). In the rules
-these logarithms are functions of the probability (``_log_end``) whose derivatives are
-again in terms of them, so every order works.
+Both derivatives come from one relation: ``F(θ, x) = p`` gives ``dx = (dp - F_θ·dθ)/f(x)``,
+with ``1/f`` the slope ``dx/dp`` and ``F_θ = ∂F/∂θ`` the incomplete function's exact
+derivatives in its shapes, the bridged ``cdf_shape_gradient`` that ``stats``' ``ppf`` and
+``isf`` use too. The slopes are powers of ``x`` and ``1 - x``, taken from their logarithms,
+which the forward saves with full relative accuracy where ``x`` itself cannot carry it:
+``log x`` where ``x`` underflows (from the series ``P(a, x) ~ x^a / Γ(a + 1)``,
+``I_x(a, b) ~ x^a / (a B(a, b))``), and ``log(1 - x)`` near ``x = 1`` from the complementary
+quantile ``betaincinv(b, a, 1 - y)`` (``1 - x`` from the rounded ``x`` had lost every digit
+at ``y = 1 - 1e-15``). In the rules these logarithms are functions of the probability and the
+shapes (``_log_end``) whose derivatives are again in terms of them, so every order works in
+the probability, and the mixed second derivatives in a shape and the probability too; a
+second derivative in the shapes is NaN, as ``stats``' (the shape gradient's own rule).
 """
 
 from __future__ import annotations
@@ -19,16 +24,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.special
+from jax.custom_derivatives import SymbolicZero
+from jax.scipy.special import gammaln
 
 import jaxbridge as jb
 
+from .._rules import total
+from ..stats._function import cdf_shape_gradient, host_valued
 from ._common import exact_floats, float_dtype, host_dtype
-from ._fixed import held_fixed
-
-_NO_SHAPE_DERIVATIVE = (
-    "its derivative in the shape parameter needs that of the incomplete function in it, "
-    "which has no closed form, and SciPy computes none"
-)
 
 
 def _probability(raw: np.ndarray) -> np.ndarray:
@@ -52,9 +55,9 @@ class Gammaincinv(jb.Adapter):
     Derivatives: in ``p``, ``dx/dp = Γ(a) x^{1-a} e^x`` (the reciprocal of the gamma
     density at ``x``), computed in logs and differentiable in turn, so every order works,
     also where ``x`` underflows (``a = 1/2``, ``p = 1e-300``: ``x = erfinv(p)^2`` is 0 in
-    float64, ``dx/dp = π p / 2``); in ``a``, a ``TypeError`` (no exact method). ``log Γ(a)``
-    (SciPy's ``gammaln``) and ``log x`` are saved by the forward as constants of the rules:
-    ``a`` is held fixed.
+    float64, ``dx/dp = π p / 2``); in ``a``, ``∂x/∂a = -(∂P/∂a) dx/dp`` with the exact
+    ``∂P/∂a`` (first order; the mixed ``∂²x/∂a∂p`` exact, ``∂²x/∂a²`` NaN). An integer ``a``
+    is held fixed. ``log Γ(a)`` (SciPy's ``gammaln``) and ``log x`` are saved by the forward.
     """
 
     signature = "(),()->()"
@@ -63,9 +66,6 @@ class Gammaincinv(jb.Adapter):
 
     def residual_specs(self, a, p):
         return (jax.ShapeDtypeStruct((), float_dtype(a, p)),) * 2  # log Γ(a), log x
-
-    def __call__(self, a, p):
-        return super().__call__(held_fixed("gammaincinv", "a", _NO_SHAPE_DERIVATIVE, a), p)
 
     def output_specs(self, a, p):
         return jax.ShapeDtypeStruct(jnp.broadcast_shapes(a.shape, p.shape), float_dtype(a, p))
@@ -81,22 +81,30 @@ class Gammaincinv(jb.Adapter):
             log_x = np.where(x < np.finfo(dtype).tiny, series, np.log(x.astype(np.float64)))
         return x, log_gamma.astype(dtype), log_x.astype(dtype)
 
-    def _slope(self, res):
+    def _rates(self, res):
+        """``dx/dp`` and ``[∂x/∂a]`` (``[]`` for an integer ``a``, held fixed)."""
         a, p, x, log_gamma, log_x = res
+        free = jnp.issubdtype(a.dtype, jnp.floating)
         a = a.astype(x.dtype)  # an integer a would reach the rules' products as float0
-        # the saved logs are constants to the rules (stop_gradient says so): log Γ(a) as a is
-        # held fixed, and log x's derivative comes from _log_end's rule, through p
-        log_gamma, log_x = jax.lax.stop_gradient((log_gamma, log_x))
+        # SciPy's log Γ(a) as the value, ψ(a) its derivative; log x's derivatives come from
+        # _log_end's rule, through p and a (stop_gradient: a constant of the rules)
+        log_gamma = host_valued(log_gamma, gammaln(a))
+        log_x = jax.lax.stop_gradient(log_x)
         constants = (a, log_gamma, x)
-        log_x = _log_end(_gamma_log_slope, 0, (log_x,), constants, _unless(a == 1, p))
-        return jnp.exp(_gamma_log_slope((log_x,), *constants))
+        shapes = (a,) if free else ()
+        unit = a == 1
+        log_x = _log_end(_GAMMA, 0, (log_x,), constants, _unless(unit, p), _unless(unit, shapes))
+        slope = jnp.exp(_gamma_log_slope((log_x,), *constants))
+        gradient = _gamma_cdf_gradient((log_x,), *constants) if free else ()
+        return slope, [-g * slope for g in gradient]
 
     def pullback(self, res, g):
-        return None, g * self._slope(res)  # a: guarded by held_fixed, never reached
+        slope, (da,) = _padded(self._rates(res), 1)
+        return None if da is None else g * da, g * slope
 
     def pushforward(self, res, tangents):
-        _, dp = tangents
-        return None if dp is None else dp * self._slope(res)
+        slope, shapes = _padded(self._rates(res), 1)
+        return _total_product(tangents, (*shapes, slope))
 
 
 class Betaincinv(jb.Adapter):
@@ -109,9 +117,11 @@ class Betaincinv(jb.Adapter):
     Derivatives: in ``y``, ``dx/dy = B(a, b) x^{1-a} (1-x)^{1-b}`` (the reciprocal of the
     beta density at ``x``), every order, from ``log x`` and ``log(1 - x)`` saved with full
     relative accuracy: ``1 - x`` near ``x = 1`` is the complementary quantile
-    ``betaincinv(b, a, 1 - y)``, not 1 minus the rounded ``x``; in ``a`` or ``b``, a
-    ``TypeError`` (no exact method). ``log B(a, b)`` is SciPy's ``betaln`` (JAX's is off by
-    up to 1e-7 relative).
+    ``betaincinv(b, a, 1 - y)``, not 1 minus the rounded ``x``; in ``a`` and ``b``,
+    ``∂x/∂θ = -(∂I/∂θ) dx/dy`` with the exact ``∂I/∂θ`` (of ``1 - I_{1-x}(b, a)`` where
+    ``x > 1/2``, from the accurate ``1 - x``), first order; the mixed second derivatives
+    in a shape and ``y`` exact, those in two shapes NaN. Integer shapes are held fixed.
+    ``log B(a, b)`` is SciPy's ``betaln`` (JAX's is off by up to 1e-7 relative).
     """
 
     signature = "(),(),()->()"
@@ -120,11 +130,6 @@ class Betaincinv(jb.Adapter):
 
     def residual_specs(self, a, b, y):
         return (jax.ShapeDtypeStruct((), float_dtype(a, b, y)),) * 3  # log B, log x, log(1-x)
-
-    def __call__(self, a, b, y):
-        a = held_fixed("betaincinv", "a", _NO_SHAPE_DERIVATIVE, a)
-        b = held_fixed("betaincinv", "b", _NO_SHAPE_DERIVATIVE, b)
-        return super().__call__(a, b, y)
 
     def output_specs(self, a, b, y):
         shape = jnp.broadcast_shapes(a.shape, b.shape, y.shape)
@@ -137,32 +142,74 @@ class Betaincinv(jb.Adapter):
         log_beta = scipy.special.betaln(a64, b64)
         x64, tiny = x.astype(np.float64), np.finfo(dtype).tiny
         # 1 - x: from the rounded x where x <= 1/2 (no digit lost), else the quantile of the
-        # mirrored distribution, I_{1-x}(b, a) = 1 - y (1 - y is exact for y >= 1/2)
+        # mirrored distribution, I_{1-x}(b, a) = 1 - y, where 1 - y is exact (y >= 1/2); for
+        # y < 1/2 (a skewed beta, a >> b) 1 - y would lose y's digits (1e-4 of them at
+        # y = 1e-12): there a Newton step on I_{1-x}(a, b) = betaincc(b, a, 1 - x) = y
         upper = x64 > 0.5
+        mirrored = upper & (y64 >= 0.5)
         complement = np.array(1 - x64)
-        complement[upper] = scipy.special.betaincinv(b64[upper], a64[upper], 1 - y64[upper])
+        complement[mirrored] = scipy.special.betaincinv(
+            b64[mirrored], a64[mirrored], 1 - y64[mirrored]
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
+            refined = upper & ~mirrored
+            complement[refined] = _newton_complement(
+                complement[refined], a64[refined], b64[refined], y64[refined]
+            )
             log_x = _log_or_series(x64, y64, a64, log_beta, tiny)
             log_complement = _log_or_series(complement, 1 - y64, b64, log_beta, tiny)
         return x, log_beta.astype(dtype), log_x.astype(dtype), log_complement.astype(dtype)
 
-    def _slope(self, res):
+    def _rates(self, res):
+        """``dx/dy`` and ``[∂x/∂a, ∂x/∂b]`` (``None`` for an integer shape, held fixed)."""
         a, b, y, x, log_beta, log_x, log_complement = res
+        free = [jnp.issubdtype(s.dtype, jnp.floating) for s in (a, b)]
         a, b = a.astype(x.dtype), b.astype(x.dtype)  # integers would reach the rules as float0
-        # constants to the rules, as in Gammaincinv._slope: the logs' derivatives come from
-        # _log_end's rule, through y
-        log_beta, log_x, log_complement = jax.lax.stop_gradient((log_beta, log_x, log_complement))
+        # SciPy's log B as the value, JAX's derivatives; the logs' derivatives come from
+        # _log_end's rule, through y and the shapes
+        log_beta = host_valued(log_beta, gammaln(a) + gammaln(b) - gammaln(a + b))
+        log_x, log_complement = jax.lax.stop_gradient((log_x, log_complement))
         saved, constants = (log_x, log_complement), (a, b, log_beta)
-        log_x = _log_end(_beta_log_slope, 0, saved, constants, _unless(a == 1, y))
-        log_complement = _log_end(_beta_log_slope, 1, saved, constants, _unless(b == 1, y))
-        return jnp.exp(_beta_log_slope((log_x, log_complement), *constants))
+        # the shapes enter as free or not; a held one is a constant (its tangent is None)
+        shapes = tuple(s if f else jax.lax.stop_gradient(s) for s, f in zip((a, b), free))
+        ends = [_unless(c == 1, (y, *shapes)) for c in (a, b)]
+        logs = tuple(_log_end(_BETA, i, saved, constants, e[0], e[1:]) for i, e in enumerate(ends))
+        slope = jnp.exp(_beta_log_slope(logs, *constants))
+        if not any(free):
+            return slope, [None, None]
+        gradient = _beta_cdf_gradient(logs, *constants)
+        return slope, [-g * slope if f else None for g, f in zip(gradient, free)]
 
     def pullback(self, res, g):
-        return None, None, g * self._slope(res)  # a, b: guarded by held_fixed
+        slope, shapes = self._rates(res)
+        return (*(None if d is None else g * d for d in shapes), g * slope)
 
     def pushforward(self, res, tangents):
-        *_, dy = tangents
-        return None if dy is None else dy * self._slope(res)
+        slope, shapes = self._rates(res)
+        return _total_product(tangents, (*shapes, slope))
+
+
+def _padded(rates, count):
+    slope, shapes = rates
+    return slope, (shapes or [None] * count)
+
+
+def _total_product(tangents, partials):
+    """``Σ tᵢ ∂ᵢ`` over the tangents and partials that are not ``None``."""
+    return total(None if t is None or d is None else t * d for t, d in zip(tangents, partials))
+
+
+def _newton_complement(c, a, b, y):
+    """``1 - x`` from its rounded value ``c``, by a Newton step on ``betaincc(b, a, c) = y``
+    (``I_{1-c}(a, b)``, computed from ``c``): the rounding error ``eps/c`` becomes its
+    square."""
+    density = np.exp(
+        scipy.special.xlogy(b - 1, c)
+        + scipy.special.xlog1py(a - 1, -c)
+        - scipy.special.betaln(a, b)
+    )
+    step = (scipy.special.betaincc(b, a, c) - y) / density
+    return np.where(np.isfinite(step) & (c > 0), c + step, c)
 
 
 def _log_or_series(x, y, a, log_beta, tiny):
@@ -174,27 +221,39 @@ def _log_or_series(x, y, a, log_beta, tiny):
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
-def _log_end(log_slope, end: int, saved: tuple, constants: tuple, p: jax.Array) -> jax.Array:
+def _log_end(quantile, end: int, saved: tuple, constants: tuple, p, shapes: tuple) -> jax.Array:
     """``saved[end]``, computed on the host: ``log x`` (``end = 0``) or ``log(1 - x)``
-    (``end = 1``), as a function of the probability ``p``. Its derivative is
-    ``± dx/dp / x`` (``∓ ... / (1 - x)``) = ``± exp(log_slope(logs, *constants) - saved[end])``,
-    where ``logs`` are all of ``saved`` as such functions again: derivatives of every order,
-    in terms of the logarithms alone. The exponent is the slope's own plus one logarithm, so
-    that its rounding is the slope's (a sum such as ``(1 - a) r + slope`` then keeps its
-    relative accuracy where it cancels). ``constants`` have no derivative here (the shapes
-    are held fixed; ``x`` in ``_gamma_log_slope`` is the bridged output, differentiated
-    through its own rule)."""
+    (``end = 1``), as a function of the probability ``p`` and the free ``shapes``. From
+    ``F(θ, x) = p``, ``dx = (dp - F_θ·dθ) dx/dp``, so its derivative is
+    ``± exp(log_slope(logs, *constants) - saved[end]) (dp - F_θ·dθ)`` with
+    ``(log_slope, cdf_gradient) = quantile`` and ``logs`` all of ``saved`` as such functions
+    again: derivatives of every order, in terms of the logarithms alone. The exponent is the
+    slope's own plus one logarithm, so that its rounding is the slope's (a sum such as
+    ``(1 - a) r + slope`` then keeps its relative accuracy where it cancels). ``constants``
+    have no derivative here (the shapes among them are differentiated through ``shapes``;
+    ``x`` in ``_gamma_log_slope`` is the bridged output, differentiated through its own
+    rule); ``F_θ`` is computed only where a shape's tangent is not a symbolic zero."""
     return saved[end]
 
 
-@_log_end.defjvp
-def _log_end_jvp(log_slope, end, primals, tangents):
-    saved, constants, p = primals
-    dp = tangents[2]
-    logs = tuple(_log_end(log_slope, i, saved, constants, p) for i in range(len(saved)))
+def _log_end_jvp(quantile, end, primals, tangents):
+    saved, constants, p, shapes = primals
+    _, _, dp, dshapes = tangents
+    log_slope, cdf_gradient = quantile
+    logs = tuple(_log_end(quantile, i, saved, constants, p, shapes) for i in range(len(saved)))
     rate = jnp.exp(log_slope(logs, *constants) - logs[end])
+    moved = [(g, d) for g, d in zip(cdf_gradient(logs, *constants), dshapes) if _nonzero(d)]
+    dp = jnp.zeros_like(rate) if not _nonzero(dp) else dp
+    change = total([dp, *(-g * d for g, d in moved)])
     # the primal output is the function again, so that it too is differentiated by this rule
-    return logs[end], (rate if end == 0 else -rate) * dp
+    return logs[end], (rate if end == 0 else -rate) * change
+
+
+_log_end.defjvp(_log_end_jvp, symbolic_zeros=True)
+
+
+def _nonzero(tangent) -> bool:
+    return not isinstance(tangent, SymbolicZero)
 
 
 def _gamma_log_slope(logs, a, log_gamma, x):
@@ -203,23 +262,47 @@ def _gamma_log_slope(logs, a, log_gamma, x):
     return log_gamma + _power(1 - a, log_x) + x
 
 
+def _gamma_cdf_gradient(logs, a, log_gamma, x):
+    """``(∂P/∂a,)`` at the quantile ``x``."""
+    return cdf_shape_gradient("gamma", a, x)
+
+
 def _beta_log_slope(logs, a, b, log_beta):
     """``log(dx/dy) = log B(a, b) + (1 - a) log x + (1 - b) log(1 - x)``."""
     log_x, log_complement = logs
     return log_beta + _power(1 - a, log_x) + _power(1 - b, log_complement)
 
 
-def _unless(fixed: jax.Array, p: jax.Array) -> jax.Array:
-    """``p``, with no derivative where ``fixed``: a logarithm whose power is 0 there
-    (``x^0``) is cut from ``p`` at its input, so that its derivative, infinite at the ends
-    (``log 0``), is never multiplied by a zero cotangent (which gives NaN in reverse mode)."""
-    return jnp.where(fixed, jax.lax.stop_gradient(p), p)
+def _beta_cdf_gradient(logs, a, b, log_beta):
+    """``(∂I/∂a, ∂I/∂b)`` at the quantile ``x``: of ``I_x(a, b)`` where ``x <= 1/2``, else of
+    ``1 - I_{1-x}(b, a)`` with the accurate ``1 - x`` (the rounded ``x`` near 1 would leave
+    ``1 - x`` few digits or none)."""
+    x, complement = jnp.exp(logs[0]), jnp.exp(logs[1])
+    upper = x > 0.5
+    half = jnp.full_like(x, 0.5)  # a point inside for the side not taken
+    lower_a, lower_b = cdf_shape_gradient("beta", a, b, jnp.where(upper, half, x))
+    upper_b, upper_a = cdf_shape_gradient("beta", b, a, jnp.where(upper, complement, half))
+    return jnp.where(upper, -upper_a, lower_a), jnp.where(upper, -upper_b, lower_b)
+
+
+_GAMMA = (_gamma_log_slope, _gamma_cdf_gradient)
+_BETA = (_beta_log_slope, _beta_cdf_gradient)
+
+
+def _unless(fixed: jax.Array, p):
+    """``p`` (an array or a tuple of them), with no derivative where ``fixed``: a logarithm
+    whose power is 0 there (``x^0``) is cut from its inputs, so that its derivative, infinite
+    at the ends (``log 0``), is never multiplied by a zero cotangent (which gives NaN in
+    reverse mode)."""
+    return jax.tree.map(lambda v: jnp.where(fixed, jax.lax.stop_gradient(v), v), p)
 
 
 def _power(c: jax.Array, log_x: jax.Array) -> jax.Array:
     """``c log x``, and exactly 0 where ``c = 0`` (``x^0`` is 1 even at ``x = 0``, where
-    ``log x`` is ``-inf``), with derivatives 0 there too."""
-    return jnp.where(c == 0, 0.0, c * log_x)
+    ``log x`` is ``-inf``), with no derivative in ``log x`` there and the derivative
+    ``log x`` in ``c`` (0 where it is infinite). One product, as in the plain ``c log x``:
+    its rounding, and that of its derivatives, is the one the slopes' cancellations need."""
+    return c * jnp.where((c == 0) & ~jnp.isfinite(log_x), 0.0, log_x)
 
 
 gammaincinv = Gammaincinv()
