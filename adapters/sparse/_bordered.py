@@ -1,0 +1,116 @@
+"""``_BorderedSolve``: the sparse system that gives eigenvector derivatives,
+``[[a - w I, v], [vᵀ, 0]] [x; mu] = [top; bottom]`` for each eigenpair ``(w, v)``, by SuperLU.
+
+Its rules are the same solve again (the matrix is symmetric), so the eigenvector rules
+built on it differentiate to every order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+import scipy.sparse
+import scipy.sparse.linalg
+
+import jaxbridge as jb
+
+from ..linalg._solving import failure
+
+GAP = 1e-10
+"""Eigenvalues closer than ``GAP`` times the largest ``|w|`` count as repeated: there the
+eigenvectors, and so their derivatives, are not determined."""
+
+
+class _BorderedSolve(jb.Adapter):
+    """For each column ``i``: ``[[a - w_i I, v_i], [v_iᵀ, 0]] [x_i; mu_i] = [top_i; bottom_i]``
+    with ``a`` the symmetric part of the owner's matrix (values ``data``).
+
+    A column whose right-hand side is zero is zero without a factorization (and without
+    the gap check): a cotangent or tangent that never reaches the eigenvectors costs
+    nothing and fails for no repeated eigenvalue.
+    """
+
+    owner: Any  # the eigensolver adapter: its name, pattern and on_failure
+
+    signature = "(m),(k),(n,k),(n,k),(k)->(n,k),(k)"
+
+    def forward(self, data, w, v, top, bottom):
+        name, pattern = type(self.owner).__name__, self.owner._pattern
+        a = None
+        x, mu = np.zeros(top.shape), np.zeros(bottom.shape)
+        scale = float(np.abs(w).max(initial=0.0))
+        for i in range(w.shape[0]):
+            if not (top[:, i].any() or bottom[i]):
+                continue
+            try:
+                others = np.abs(np.delete(w, i) - w[i])
+                if others.size and others.min() <= GAP * scale:
+                    j = int(np.argmin(np.where(np.arange(w.shape[0]) == i, np.inf, np.abs(w - w[i]))))
+                    raise failure(
+                        f"{name}: eigenvalues {i} and {j} ({w[i]:.17g} and {w[j]:.17g}) are "
+                        f"{others.min():.2g} apart, within {GAP:g} times the largest |w|: "
+                        "repeated eigenvalues have no eigenvector derivative (the eigenvalues' "
+                        "own derivatives are defined)"
+                    )
+                if a is None:
+                    a = pattern.symmetric_part(data).tocsc()
+                x[:, i], mu[i] = _solve(name, a, float(w[i]), v[:, i], top[:, i], bottom[i])
+            except np.linalg.LinAlgError:
+                if self.owner.on_failure != "nan":
+                    raise
+                x[:, i], mu[i] = np.nan, np.nan
+        return x, mu
+
+    def pushforward(self, res, tangents):
+        data, w, v, _, _, x, mu = res
+        ddata, dw, dv, dtop, dbottom = tangents
+        # d(M [x; mu]) = 0: M [dx; dmu] = [dtop; dbottom] - dM [x; mu]
+        top = jnp.zeros_like(x) if dtop is None else dtop
+        bottom = jnp.zeros_like(mu) if dbottom is None else dbottom
+        if ddata is not None:
+            top = top - self.owner._pattern.symmetric_product(ddata, x)
+        if dw is not None:
+            top = top + dw[..., None, :] * x
+        if dv is not None:
+            top = top - dv * mu[..., None, :]
+            bottom = bottom - jnp.sum(dv * x, axis=-2)
+        return self(data, w, v, top, bottom)
+
+    def pullback(self, res, g):
+        data, w, v, _, _, x, mu = res
+        # M is symmetric: the adjoint solve is the same solve
+        lam, lam_mu = self(data, w, v, *g)
+        return (
+            -self.owner._pattern.symmetric_outer(lam, x),
+            jnp.sum(lam * x, axis=-2),
+            -(lam * mu[..., None, :] + x * lam_mu[..., None, :]),
+            lam,
+            lam_mu,
+        )
+
+
+def _solve(name, a, w, v, top, bottom) -> tuple[np.ndarray, float]:
+    n = a.shape[0]
+    shifted = a - w * scipy.sparse.eye_array(n, format="csc")
+    border = scipy.sparse.csc_array(v[:, None])
+    m = scipy.sparse.block_array([[shifted, border], [border.T, None]], format="csc")
+    try:
+        lu = scipy.sparse.linalg.splu(m)
+    except RuntimeError as error:
+        if "singular" not in str(error):
+            raise
+        raise failure(
+            f"{name}: the bordered system of eigenvalue {w:.17g} is singular (another "
+            "eigenvalue of the matrix equals it), so its eigenvector has no derivative"
+        ) from None
+    pivot = float(np.abs(lu.U.diagonal()).min())
+    largest = float(np.abs(m.data).max())
+    if pivot < np.finfo(np.float64).eps * largest:
+        raise failure(
+            f"{name}: the bordered system of eigenvalue {w:.17g} is singular to working "
+            f"precision (smallest LU pivot {pivot:.1e}): another eigenvalue of the matrix "
+            "equals it, so its eigenvector has no derivative"
+        )
+    solution = lu.solve(np.append(top, bottom).astype(np.float64))
+    return solution[:n], float(solution[n])
