@@ -68,6 +68,27 @@ class Pattern:
     def columns(self) -> np.ndarray:
         return np.asarray(self.indices, dtype=np.int32)
 
+    @functools.cached_property
+    def transposed(self) -> tuple[Pattern, np.ndarray]:
+        """The pattern of ``aᵀ``, and where each of its entries sits in ``data``."""
+        order = np.lexsort((self.rows, self.columns))  # by column, then row: aᵀ's rows
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(self.columns, minlength=self.n))])
+        return Pattern(tuple(self.rows[order].tolist()), tuple(indptr.tolist()), self.shape), order
+
+    @functools.cached_property
+    def frechet_block(self) -> tuple[Pattern, np.ndarray]:
+        """The pattern of ``[[a, e], [0, a]]`` (2n x 2n, ``e`` on ``a``'s pattern), and where
+        each of its entries sits in ``concatenate([data_a, data_e])``."""
+        n, nnz = self.n, self.nnz
+        entries = np.arange(nnz)
+        rows = np.concatenate([self.rows, self.rows, self.rows + n])
+        columns = np.concatenate([self.columns, self.columns + n, self.columns + n])
+        source = np.concatenate([entries, entries + nnz, entries])
+        order = np.lexsort((columns, rows))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=2 * n))])
+        block = Pattern(tuple(columns[order].tolist()), tuple(indptr.tolist()), (2 * n, 2 * n))
+        return block, source[order]
+
     def matrix(self, data: np.ndarray) -> scipy.sparse.csr_array:
         """The matrix with values ``data`` (float64; duplicate entries summed, as SciPy does)."""
         indptr = np.asarray(self.indptr, dtype=np.int32)
