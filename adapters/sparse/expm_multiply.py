@@ -45,8 +45,9 @@ class ExpmMultiply(jb.Adapter):
     - in ``data``, reverse mode: ``t ∫₀¹ (expm(s t aᵀ) g)[r] (expm((1 - s) t a) b)[c] ds`` at
       each stored entry ``(r, c)``, by Gauss-Legendre quadrature on the host (``NODES``
       nodes on each of ``ceil(||t a||_1)`` panels, accurate to rounding): first order only
-      (``grad(grad)`` in ``data`` is an error naming the rule; ``jax.hessian``, forward over
-      reverse, needs it too; ``jacfwd(jacfwd)`` works).
+      in ``data`` (its own derivatives in ``b``, ``t`` and the cotangent are there, so
+      mixed second derivatives with ``data`` work; a second reverse-mode derivative in
+      ``data`` alone is an error naming the rule; ``jacfwd(jacfwd)`` works).
 
     Non-finite ``data``, ``b`` or ``t`` is a ``ValueError`` naming the argument.
     """
@@ -136,12 +137,34 @@ class _ExpmMultiplyDataCotangent(jb.Adapter):
     signature = "(m),(n,p),(),(n,p)->(m)"
 
     def forward(self, data, b, t, g):
+        return self._quadrature(data, b, t, g)[0]
+
+    def backward(self, res, g):
+        raise NotImplementedError(_NO_SECOND_REVERSE)
+
+    def jvp(self, res, tangents):
+        """In ``b`` and ``g`` (it is linear in each) and in ``t``; not in ``data``."""
+        data, b, t, g, _ = res
+        ddata, db, dt, dg = tangents
+        if ddata is not None:
+            raise NotImplementedError(_NO_SECOND_REVERSE)
+        _, along_t = self._quadrature(data, b, t, g, with_t=dt is not None)
+        total = np.zeros(self.owner._pattern.nnz)
+        if dt is not None:
+            total += float(dt) * along_t
+        if db is not None:
+            total += self._quadrature(data, db, t, g)[0]
+        if dg is not None:
+            total += self._quadrature(data, b, t, dg)[0]
+        return total
+
+    def _quadrature(self, data, b, t, g, with_t: bool = False):
+        """The cotangent ``t ∫₀¹ p(s)[r] q(s)[c] ds`` with ``p(s) = expm(s t aᵀ) g``,
+        ``q(s) = expm((1 - s) t a) b``, and (``with_t``) its derivative in ``t``."""
         pattern = self.owner._pattern
         t = float(t)
-        if t == 0:
-            return np.zeros(pattern.nnz)
-        x = t * pattern.matrix(data)
-        xt = x.T.tocsr()
+        a = pattern.matrix(data)
+        x = t * a
         panels = max(1, math.ceil(float(abs(x).sum(axis=0).max())))
         unit_nodes, unit_weights = np.polynomial.legendre.leggauss(NODES)
         starts = np.arange(panels) / panels
@@ -154,14 +177,28 @@ class _ExpmMultiplyDataCotangent(jb.Adapter):
             current = _expm_multiply((at - nodes[i]) * x, current)
             q[i], at = current, nodes[i]
         # p(s) = expm(s xᵀ) g, stepping up from s = 0, summed against q as it goes
-        total = np.zeros(pattern.nnz)
+        integral, along_t = np.zeros(pattern.nnz), np.zeros(pattern.nnz)
         current, at = np.asarray(g, np.float64), 0.0
+        xt, at_ = x.T.tocsr(), a.T.tocsr()
         rows, columns = pattern.rows, pattern.columns
         for i, s in enumerate(nodes):
             current = _expm_multiply((s - at) * xt, current)
             at = s
-            total += weights[i] * np.einsum("ep,ep->e", current[rows], q[i][columns])
-        return t * total
+            integral += weights[i] * np.einsum("ep,ep->e", current[rows], q[i][columns])
+            if with_t:  # d/dt: p' = s aᵀ p, q' = (1 - s) a q
+                p_dot, q_dot = s * (at_ @ current), (1 - s) * (a @ q[i])
+                along_t += weights[i] * (
+                    np.einsum("ep,ep->e", p_dot[rows], q[i][columns])
+                    + np.einsum("ep,ep->e", current[rows], q_dot[columns])
+                )
+        return t * integral, integral + t * along_t
+
+
+_NO_SECOND_REVERSE = (
+    "ExpmMultiply: the derivative of its reverse-mode rule in 'data' (the data cotangent, a "
+    "quadrature) is not implemented, so second derivatives in 'data' need forward mode "
+    "alone: jax.jacfwd(jax.jacfwd(f)), or jax.jvp of jax.jvp."
+)
 
 
 def _expm_multiply(a, b: np.ndarray) -> np.ndarray:
