@@ -1,11 +1,14 @@
 """The property suite (``tests/_properties.py``) over ``jaxbridge.adapters.sparse``: the
 eigensolver's rules are bridged bordered solves whose rules are solves again, so every
-order works; data drawn with well-separated spectra (``Eigsh.separated_spectrum``)."""
+order works; data drawn with well-separated spectra (``Eigsh.separated_spectrum``).
+``ExpmMultiply`` is checked in ``b`` and ``t`` (every order) with ``data`` held: its data
+cotangent is a host quadrature, first order, which the hessian check would differentiate
+again; ``tests/test_sparse_expm_multiply.py`` checks the data derivatives."""
 
 import scipy.sparse
 from _properties import NOT_LINEAR, Case, property_tests
 
-from jaxbridge.adapters.sparse import Eigsh
+from jaxbridge.adapters.sparse import Eigsh, ExpmMultiply
 
 # A 6x6 symmetric pattern: the diagonal, a band, and a corner entry each way.
 _PATTERN = scipy.sparse.csr_array(
@@ -18,9 +21,13 @@ CASES = [
         Eigsh(_PATTERN.indices, _PATTERN.indptr, _PATTERN.shape, k=2, which="SA"),
         sizes={"m": _PATTERN.nnz},
         skipped=NOT_LINEAR,
-        float32=False,
+    ),
+    Case(
+        ExpmMultiply(_PATTERN.indices, _PATTERN.indptr, _PATTERN.shape),
+        sizes={"m": _PATTERN.nnz, "n": 6},
+        held=("data",),
     ),
 ]
 test_check_adapter_passes, test_every_check_runs_that_should = property_tests(
-    CASES, quick={"Eigsh"}
+    CASES, quick={"Eigsh", "ExpmMultiply"}
 )

@@ -1,10 +1,11 @@
 """``scipy.sparse.linalg`` as adapters, on sparse matrices of fixed pattern (CSR values are
-the differentiable argument): ``Eigsh`` (``eigsh``), ``ExpmMultiply``
-(``expm_multiply``), and ``SparseSolve`` (``spsolve``, also in
+the differentiable argument): ``Eigsh`` (``eigsh``), ``Svds`` (``svds``),
+``ExpmMultiply`` (``expm_multiply``), and ``SparseSolve`` (``spsolve``, also in
 ``jaxbridge.adapters.linalg``)."""
 
 from ..linalg.sparse_solve import SparseSolve as SparseSolve
 from .eigsh import Eigsh as Eigsh
 from .expm_multiply import ExpmMultiply as ExpmMultiply
+from .svds import Svds as Svds
 
-__all__ = ["Eigsh", "ExpmMultiply", "SparseSolve"]
+__all__ = ["Eigsh", "ExpmMultiply", "SparseSolve", "Svds"]

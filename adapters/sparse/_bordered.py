@@ -15,7 +15,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import failure
+from ..linalg._solving import failure, host_dtype
 
 GAP = 1e-10
 """Eigenvalues closer than ``GAP`` times the largest ``|w|`` count as repeated: there the
@@ -31,12 +31,13 @@ class _BorderedSolve(jb.Adapter):
     nothing and fails for no repeated eigenvalue.
     """
 
-    owner: Any  # the eigensolver adapter: its name, pattern and on_failure
+    owner: Any  # the eigensolver adapter: its pattern and on_failure
+    name: str  # what errors name: the adapter the user called
 
     signature = "(m),(k),(n,k),(n,k),(k)->(n,k),(k)"
 
     def forward(self, data, w, v, top, bottom):
-        name, pattern = type(self.owner).__name__, self.owner._pattern
+        name, pattern = self.name, self.owner._pattern
         a = None
         x, mu = np.zeros(top.shape), np.zeros(bottom.shape)
         scale = float(np.abs(w).max(initial=0.0))
@@ -48,7 +49,8 @@ class _BorderedSolve(jb.Adapter):
                 if others.size and others.min() <= GAP * scale:
                     j = int(np.argmin(np.where(np.arange(w.shape[0]) == i, np.inf, np.abs(w - w[i]))))
                     raise failure(
-                        f"{name}: eigenvalues {i} and {j} ({w[i]:.17g} and {w[j]:.17g}) are "
+                        f"{name}: {self.owner.values_name} {i} and {j} ({w[i]:.17g} and "
+                        f"{w[j]:.17g}) are "
                         f"{others.min():.2g} apart, within {GAP:g} times the largest |w|: "
                         "repeated eigenvalues have no eigenvector derivative (the eigenvalues' "
                         "own derivatives are defined)"
@@ -60,7 +62,8 @@ class _BorderedSolve(jb.Adapter):
                 if self.owner.on_failure != "nan":
                     raise
                 x[:, i], mu[i] = np.nan, np.nan
-        return x, mu
+        dtype = host_dtype(data, w, v, top, bottom)
+        return x.astype(dtype), mu.astype(dtype)
 
     def pushforward(self, res, tangents):
         data, w, v, _, _, x, mu = res

@@ -15,7 +15,7 @@ import scipy.sparse
 
 @dataclass(frozen=True)
 class Pattern:
-    """A square CSR sparsity pattern (``indices``, ``indptr``, ``shape`` as in
+    """A CSR sparsity pattern (``indices``, ``indptr``, ``shape`` as in
     ``scipy.sparse.csr_array``), checked once, with the row and column of every entry."""
 
     indices: tuple[int, ...]
@@ -23,15 +23,21 @@ class Pattern:
     shape: tuple[int, int]
 
     @classmethod
-    def checked(cls, owner: str, indices: object, indptr: object, shape: object) -> Pattern:
+    def checked(
+        cls, owner: str, indices: object, indptr: object, shape: object, square: bool = True
+    ) -> Pattern:
         """The pattern, or a ``ValueError`` naming ``owner`` and the parameter at fault."""
         shape_ = int_tuple(owner, "shape", shape)
-        if len(shape_) != 2 or shape_[0] != shape_[1] or shape_[0] < 1:
+        if square and (len(shape_) != 2 or shape_[0] != shape_[1] or shape_[0] < 1):
             raise ValueError(
                 f"{owner}: parameter 'shape' must be square, (n, n) with n >= 1; got {shape!r}."
             )
+        if len(shape_) != 2 or min(shape_) < 1:
+            raise ValueError(
+                f"{owner}: parameter 'shape' must be (m, n) with m, n >= 1; got {shape!r}."
+            )
         indices_, indptr_ = int_tuple(owner, "indices", indices), int_tuple(owner, "indptr", indptr)
-        n = shape_[0]
+        n, columns = shape_
         if len(indptr_) != n + 1:
             raise ValueError(
                 f"{owner}: parameter 'indptr' must have n + 1 = {n + 1} entries for shape "
@@ -44,16 +50,17 @@ class Pattern:
                 f"len(indices) = {len(indices_)}; got {indptr_[0]} ... {indptr_[-1]}"
                 + (" with a decrease." if (steps < 0).any() else ".")
             )
-        bad = [i for i in indices_ if not 0 <= i < n]
+        bad = [i for i in indices_ if not 0 <= i < columns]
         if bad:
             raise ValueError(
-                f"{owner}: parameter 'indices' holds column {bad[0]}, outside [0, {n}) for "
-                f"shape {shape_}."
+                f"{owner}: parameter 'indices' holds column {bad[0]}, outside [0, {columns}) "
+                f"for shape {shape_}."
             )
-        return cls(indices_, indptr_, (n, n))
+        return cls(indices_, indptr_, (n, columns))
 
     @property
     def n(self) -> int:
+        """The number of rows."""
         return self.shape[0]
 
     @property
@@ -88,6 +95,20 @@ class Pattern:
         indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=2 * n))])
         block = Pattern(tuple(columns[order].tolist()), tuple(indptr.tolist()), (2 * n, 2 * n))
         return block, source[order]
+
+    @functools.cached_property
+    def augmented(self) -> tuple[Pattern, np.ndarray]:
+        """The pattern of the symmetric ``[[0, a], [aᵀ, 0]]`` ((m + n) x (m + n)), whose
+        eigenpairs are ``±s`` and ``[u; ±v] / √2`` for the singular triplets of ``a``, and
+        where each of its entries sits in ``data``."""
+        m, n = self.shape
+        rows = np.concatenate([self.rows, self.columns + m])
+        columns = np.concatenate([self.columns + m, self.rows])
+        source = np.concatenate([np.arange(self.nnz)] * 2)
+        order = np.lexsort((columns, rows))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m + n))])
+        size = (m + n, m + n)
+        return Pattern(tuple(columns[order].tolist()), tuple(indptr.tolist()), size), source[order]
 
     def matrix(self, data: np.ndarray) -> scipy.sparse.csr_array:
         """The matrix with values ``data`` (float64; duplicate entries summed, as SciPy does)."""

@@ -14,7 +14,14 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, failure, float_dtype, require_finite
+from ..linalg._solving import (
+    ON_FAILURE,
+    check_choice,
+    failure,
+    float_dtype,
+    host_dtype,
+    require_finite,
+)
 from ._bordered import _BorderedSolve
 from ._pattern import Pattern
 
@@ -72,6 +79,7 @@ class Eigsh(jb.Adapter):
     on_failure: str = "raise"
 
     signature = "(m)->(k),(n,k)"
+    values_name = "eigenvalues"  # what errors call w
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
@@ -132,7 +140,7 @@ class Eigsh(jb.Adapter):
         return jax.ShapeDtypeStruct((self.k,), dtype), jax.ShapeDtypeStruct((n, self.k), dtype)
 
     def forward(self, data):
-        n, k = self.shape[0], self.k
+        n, k, dtype = self.shape[0], self.k, host_dtype(data)
         try:
             require_finite("the matrix's 'data'", data)
             a = self._pattern.symmetric_part(data)
@@ -147,14 +155,14 @@ class Eigsh(jb.Adapter):
         except np.linalg.LinAlgError:
             if self.on_failure != "nan":
                 raise
-            return np.full(k, np.nan), np.full((n, k), np.nan)
+            return np.full(k, np.nan, dtype), np.full((n, k), np.nan, dtype)
         order = np.argsort(w)
         w, v = w[order], v[:, order]
         largest = np.argmax(np.abs(v), axis=0)
         v = v * np.where(v[largest, np.arange(k)] < 0, -1.0, 1.0)
-        return w, v
+        return w.astype(dtype), v.astype(dtype)
 
-    def pushforward(self, res, tangents):
+    def pushforward(self, res, tangents, name: str = "Eigsh"):
         data, w, v = res
         (ddata,) = tangents
         if ddata is None:
@@ -164,15 +172,15 @@ class Eigsh(jb.Adapter):
         dw = jnp.einsum("...e,...ek,...ek->...k", ddata, v[..., pattern.rows, :], v[..., pattern.columns, :])
         # (a - w_i I) dv_i = -(sym(da) - dw_i I) v_i, v_iᵀ dv_i = 0
         top = dw[..., None, :] * v - pattern.symmetric_product(ddata, v)
-        dv, _ = _BorderedSolve(self)(data, w, v, top, jnp.zeros_like(dw))
+        dv, _ = _BorderedSolve(self, name)(data, w, v, top, jnp.zeros_like(dw))
         return dw, dv
 
-    def pullback(self, res, g):
+    def pullback(self, res, g, name: str = "Eigsh"):
         data, w, v = res
         gw, gv = g
         pattern = self._pattern
         # <gv, dv> = -<y, sym(da) v> with [y; .] the (symmetric) bordered solve of [gv; 0]
-        y, _ = _BorderedSolve(self)(data, w, v, gv, jnp.zeros_like(gw))
+        y, _ = _BorderedSolve(self, name)(data, w, v, gv, jnp.zeros_like(gw))
         rows, columns = v[..., pattern.rows, :], v[..., pattern.columns, :]
         values = jnp.einsum("...k,...ek,...ek->...e", gw, rows, columns)
         return (values - pattern.symmetric_outer(y, v),)

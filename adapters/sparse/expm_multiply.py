@@ -15,7 +15,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import float_dtype, require_finite
+from ..linalg._solving import float_dtype, host_dtype, require_finite
 from ._pattern import Pattern
 
 NODES = 12
@@ -87,7 +87,8 @@ class ExpmMultiply(jb.Adapter):
         for name, value in (("data", data), ("b", b), ("t", t)):
             require_finite(f"argument '{name}'", value, ValueError)
         a = self._pattern.matrix(data)
-        return _expm_multiply(float(t) * a, np.asarray(b, np.float64))
+        y = _expm_multiply(float(t) * a, np.asarray(b, np.float64))
+        return y.astype(host_dtype(data, b, t))
 
     def pushforward(self, res, tangents):
         data, b, t, y = res
@@ -137,7 +138,7 @@ class _ExpmMultiplyDataCotangent(jb.Adapter):
     signature = "(m),(n,p),(),(n,p)->(m)"
 
     def forward(self, data, b, t, g):
-        return self._quadrature(data, b, t, g)[0]
+        return self._quadrature(data, b, t, g)[0].astype(host_dtype(data, b, t, g))
 
     def backward(self, res, g):
         raise NotImplementedError(_NO_SECOND_REVERSE)
@@ -156,7 +157,7 @@ class _ExpmMultiplyDataCotangent(jb.Adapter):
             total += self._quadrature(data, db, t, g)[0]
         if dg is not None:
             total += self._quadrature(data, b, t, dg)[0]
-        return total
+        return total.astype(host_dtype(data, b, t, g))
 
     def _quadrature(self, data, b, t, g, with_t: bool = False):
         """The cotangent ``t ∫₀¹ p(s)[r] q(s)[c] ds`` with ``p(s) = expm(s t aᵀ) g``,
