@@ -8,18 +8,27 @@ again; ``tests/test_sparse_expm_multiply.py`` checks the data derivatives."""
 import scipy.sparse
 from _properties import NOT_LINEAR, Case, property_tests
 
-from jaxbridge.adapters.sparse import Eigsh, ExpmMultiply
+from jaxbridge.adapters.sparse import Eigsh, ExpmMultiply, Svds
 
 # A 6x6 symmetric pattern: the diagonal, a band, and a corner entry each way.
 _PATTERN = scipy.sparse.csr_array(
     scipy.sparse.eye(6) + scipy.sparse.eye(6, k=1) + scipy.sparse.eye(6, k=-1)
     + scipy.sparse.eye(6, k=5) + scipy.sparse.eye(6, k=-5)
 )
+# A 4x6 pattern: the diagonal, a band above it, and a far corner entry.
+_WIDE = scipy.sparse.csr_array(
+    scipy.sparse.eye(4, 6) + scipy.sparse.eye(4, 6, k=1) + scipy.sparse.eye(4, 6, k=5)
+)
 
 CASES = [
     Case(
         Eigsh(_PATTERN.indices, _PATTERN.indptr, _PATTERN.shape, k=2, which="SA"),
         sizes={"m": _PATTERN.nnz},
+        skipped=NOT_LINEAR,
+    ),
+    Case(
+        Svds(_WIDE.indices, _WIDE.indptr, _WIDE.shape, k=2),
+        sizes={"e": _WIDE.nnz},
         skipped=NOT_LINEAR,
     ),
     Case(

@@ -80,6 +80,21 @@ class Svds(jb.Adapter):
             )
         object.__setattr__(self, "k", int(self.k))
 
+    @property
+    def domains(self):
+        return {"data": self.separated_spectrum}
+
+    def separated_spectrum(self, raw: np.ndarray) -> np.ndarray:
+        """Values on the pattern with well-separated singular values, for tests (patterns
+        that store the diagonal ``(i, i)``): diagonal entry ``i`` is ``q - i + raw / 4``
+        (``q = min(m, n)``), the others at most ``1 / 8`` per row and per column in all, so
+        each singular value lies within ``3 / 8`` of its own diagonal value."""
+        pattern = self._pattern
+        counts = max(np.bincount(pattern.rows).max(), np.bincount(pattern.columns).max())
+        on_diagonal = pattern.rows == pattern.columns
+        size = min(self.shape)
+        return np.where(on_diagonal, size - pattern.rows + raw / 4, raw / (8 * counts))
+
     @functools.cached_property
     def _pattern(self) -> Pattern:
         return Pattern(self.indices, self.indptr, self.shape)
