@@ -73,6 +73,12 @@ EXAMPLES = {
         "Success: the optimum found by gradient through kv agrees with the grid search's "
         "maximum-likelihood point (ν, ℓ) on this sample.",
     ),
+    "lattice_modes.py": (
+        ["--fast"],
+        "Lattice modes:",
+        "Success: the three lowest frequencies of the tuned chain are within 0.1% of their "
+        "targets (checked with dense numpy.linalg.eigvalsh).",
+    ),
 }
 
 # Over ~10 s of CPU in fast mode (measured on a 2-core machine; see README, Examples): left
@@ -86,6 +92,7 @@ SLOW = {
     "stiff_kinetics.py",
     "filter_fit.py",
     "newton_lqr.py",
+    "lattice_modes.py",
 }
 
 
