@@ -1,8 +1,11 @@
-"""``_BorderedSolve``: the sparse system that gives eigenvector derivatives,
-``[[a - w I, v], [vᵀ, 0]] [x; mu] = [top; bottom]`` for each eigenpair ``(w, v)``, by SuperLU.
+"""``_BorderedSolve``: the system that gives eigenvector derivatives,
+``[[a - w I, v], [vᵀ, 0]] [x; mu] = [top; bottom]`` for each eigenpair ``(w, v)`` of a
+symmetric operator ``a`` given by parameters (a sparse matrix's values, an operator's
+``theta``); the eigensolver that owns it solves it on the host (SuperLU, MINRES).
 
-Its rules are the same solve again (the matrix is symmetric), so the eigenvector rules
-built on it differentiate to every order."""
+Its rules are the same solve again (the matrix is symmetric), with the operator's
+derivative in its parameters from the owner, so the eigenvector rules built on it
+differentiate to every order the owner's operator does."""
 
 from __future__ import annotations
 
@@ -24,21 +27,25 @@ eigenvectors, and so their derivatives, are not determined."""
 
 class _BorderedSolve(jb.Adapter):
     """For each column ``i``: ``[[a - w_i I, v_i], [v_iᵀ, 0]] [x_i; mu_i] = [top_i; bottom_i]``
-    with ``a`` the symmetric part of the owner's matrix (values ``data``).
+    with ``a`` the owner's operator at parameters ``data``. The owner provides
+    ``_bordered_solver(data, name)`` (host: a function of ``(w_i, v_i, top_i, bottom_i)`` that
+    returns ``(x_i, mu_i)`` or raises ``failure``), and in JAX ``_operator_tangent(data,
+    ddata, x)`` (``da x``) and ``_operator_cotangent(data, y, x)`` (the derivative of
+    ``Σ_i y_iᵀ a x_i`` in ``data``).
 
     A column whose right-hand side is zero is zero without a factorization (and without
     the gap check): a cotangent or tangent that never reaches the eigenvectors costs
     nothing and fails for no repeated eigenvalue.
     """
 
-    owner: Any  # the eigensolver adapter: its pattern and on_failure
+    owner: Any  # the eigensolver adapter: its operator, solver and on_failure
     name: str  # what errors name: the adapter the user called
 
     signature = "(m),(k),(n,k),(n,k),(k)->(n,k),(k)"
 
     def forward(self, data, w, v, top, bottom):
-        name, pattern = self.name, self.owner._pattern
-        a = None
+        name = self.name
+        solve = None
         x, mu = np.zeros(top.shape), np.zeros(bottom.shape)
         scale = float(np.abs(w).max(initial=0.0))
         for i in range(w.shape[0]):
@@ -55,9 +62,9 @@ class _BorderedSolve(jb.Adapter):
                         "repeated eigenvalues have no eigenvector derivative (the eigenvalues' "
                         "own derivatives are defined)"
                     )
-                if a is None:
-                    a = pattern.symmetric_part(data).tocsc()
-                x[:, i], mu[i] = _solve(name, a, float(w[i]), v[:, i], top[:, i], bottom[i])
+                if solve is None:
+                    solve = self.owner._bordered_solver(data, name)
+                x[:, i], mu[i] = solve(float(w[i]), v[:, i], top[:, i], bottom[i])
             except np.linalg.LinAlgError:
                 if self.owner.on_failure != "nan":
                     raise
@@ -72,7 +79,7 @@ class _BorderedSolve(jb.Adapter):
         top = jnp.zeros_like(x) if dtop is None else dtop
         bottom = jnp.zeros_like(mu) if dbottom is None else dbottom
         if ddata is not None:
-            top = top - self.owner._pattern.symmetric_product(ddata, x)
+            top = top - self.owner._operator_tangent(data, ddata, x)
         if dw is not None:
             top = top + dw[..., None, :] * x
         if dv is not None:
@@ -85,7 +92,7 @@ class _BorderedSolve(jb.Adapter):
         # M is symmetric: the adjoint solve is the same solve
         lam, lam_mu = self(data, w, v, *g)
         return (
-            -self.owner._pattern.symmetric_outer(lam, x),
+            -self.owner._operator_cotangent(data, lam, x),
             jnp.sum(lam * x, axis=-2),
             -(lam * mu[..., None, :] + x * lam_mu[..., None, :]),
             lam,
@@ -93,7 +100,8 @@ class _BorderedSolve(jb.Adapter):
         )
 
 
-def _solve(name, a, w, v, top, bottom) -> tuple[np.ndarray, float]:
+def sparse_bordered_solve(name, a, w, v, top, bottom) -> tuple[np.ndarray, float]:
+    """One bordered solve with the sparse (CSC) ``a``, by SuperLU."""
     n = a.shape[0]
     shifted = a - w * scipy.sparse.eye_array(n, format="csc")
     border = scipy.sparse.csc_array(v[:, None])

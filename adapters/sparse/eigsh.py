@@ -22,7 +22,7 @@ from ..linalg._solving import (
     host_dtype,
     require_finite,
 )
-from ._bordered import _BorderedSolve
+from ._bordered import _BorderedSolve, sparse_bordered_solve
 from ._pattern import Pattern
 
 WHICH = ("LM", "SM", "LA", "SA")
@@ -156,31 +156,54 @@ class Eigsh(jb.Adapter):
             if self.on_failure != "nan":
                 raise
             return np.full(k, np.nan, dtype), np.full((n, k), np.nan, dtype)
-        order = np.argsort(w)
-        w, v = w[order], v[:, order]
-        largest = np.argmax(np.abs(v), axis=0)
-        v = v * np.where(v[largest, np.arange(k)] < 0, -1.0, 1.0)
+        w, v = ordered(w, v)
         return w.astype(dtype), v.astype(dtype)
+
+    def _bordered_solver(self, data, name: str):
+        a = self._pattern.symmetric_part(data).tocsc()
+        return functools.partial(sparse_bordered_solve, name, a)
+
+    def _operator_tangent(self, data, ddata, x):
+        return self._pattern.symmetric_product(ddata, x)
+
+    def _operator_cotangent(self, data, y, x):
+        return self._pattern.symmetric_outer(y, x)
 
     def pushforward(self, res, tangents, name: str = "Eigsh"):
         data, w, v = res
         (ddata,) = tangents
         if ddata is None:
             return None
-        pattern = self._pattern
-        # dw_i = v_iᵀ (da + daᵀ)/2 v_i = v_iᵀ da v_i
-        dw = jnp.einsum("...e,...ek,...ek->...k", ddata, v[..., pattern.rows, :], v[..., pattern.columns, :])
-        # (a - w_i I) dv_i = -(sym(da) - dw_i I) v_i, v_iᵀ dv_i = 0
-        top = dw[..., None, :] * v - pattern.symmetric_product(ddata, v)
-        dv, _ = _BorderedSolve(self, name)(data, w, v, top, jnp.zeros_like(dw))
-        return dw, dv
+        return eigen_tangents(self, name, data, w, v, ddata)
 
     def pullback(self, res, g, name: str = "Eigsh"):
         data, w, v = res
-        gw, gv = g
-        pattern = self._pattern
-        # <gv, dv> = -<y, sym(da) v> with [y; .] the (symmetric) bordered solve of [gv; 0]
-        y, _ = _BorderedSolve(self, name)(data, w, v, gv, jnp.zeros_like(gw))
-        rows, columns = v[..., pattern.rows, :], v[..., pattern.columns, :]
-        values = jnp.einsum("...k,...ek,...ek->...e", gw, rows, columns)
-        return (values - pattern.symmetric_outer(y, v),)
+        return (eigen_cotangent(self, name, data, w, v, g),)
+
+
+def ordered(w: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenpairs in ascending order, each vector signed so that its entry of largest
+    magnitude (the first, if several tie) is positive."""
+    order = np.argsort(w)
+    w, v = w[order], v[:, order]
+    largest = np.argmax(np.abs(v), axis=0)
+    return w, v * np.where(v[largest, np.arange(v.shape[1])] < 0, -1.0, 1.0)
+
+
+def eigen_tangents(owner, name: str, params, w, v, dparams):
+    """The tangents ``(dw, dv)`` of eigenpairs of the owner's symmetric operator ``a``:
+    ``dw_i = v_iᵀ da v_i`` (Hellmann-Feynman), and ``dv_i`` from ``(a - w_i I) dv_i =
+    -(da - dw_i I) v_i``, ``v_iᵀ dv_i = 0`` (the bordered solve)."""
+    product = owner._operator_tangent(params, dparams, v)
+    dw = jnp.sum(v * product, axis=-2)
+    top = dw[..., None, :] * v - product
+    dv, _ = _BorderedSolve(owner, name)(params, w, v, top, jnp.zeros_like(dw))
+    return dw, dv
+
+
+def eigen_cotangent(owner, name: str, params, w, v, g):
+    """The cotangent of the parameters from ``(gw, gv)``: ``Σ_i gw_i v_iᵀ da v_i`` and
+    ``<gv, dv> = -<y, da v>`` with ``[y; .]`` the (symmetric) bordered solve of ``[gv; 0]``."""
+    gw, gv = g
+    y, _ = _BorderedSolve(owner, name)(params, w, v, gv, jnp.zeros_like(gw))
+    return owner._operator_cotangent(params, gw[..., None, :] * v - y, v)
