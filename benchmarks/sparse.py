@@ -86,9 +86,8 @@ def main() -> None:
     for name, seconds in times.items():
         peak = peak_mb(contenders[name])
         print(f"  {name:22} {seconds * 1e3:>7.1f} ms {seconds / base:>8.2f} {peak:>20.1f}")
-    print(
-        f"  gradient ÷ value (jit): {times['jit(grad) of sum(w)'] / times['jit(Eigsh) (value)']:.2f}"
-    )
+    ratio = times["jit(grad) of sum(w)"] / times["jit(Eigsh) (value)"]
+    print(f"  gradient ÷ value (jit): {ratio:.2f}")
     print(f"  a dense n x n float64 matrix would take {n * n * 8 / 2**20:,.0f} MB")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"  peak resident memory of this whole process: {rss:,.0f} MB")

@@ -152,9 +152,7 @@ def test_full_eigenvector_jacobian_both_modes():
     reverse = np.asarray(jax.jacrev(lambda d: eigsh(d)[1])(small.data))
     forward = np.asarray(jax.jacfwd(lambda d: eigsh(d)[1])(small.data))
     columns = [
-        _central(
-            lambda d: _dense_pairs(_with_data(small, d), slice(-2, None))[1], small.data, unit
-        )
+        _central(lambda d: _dense_pairs(_with_data(small, d), slice(-2, None))[1], small.data, unit)
         for unit in np.eye(small.nnz)
     ]
     expected = np.stack(columns, axis=-1)

@@ -97,7 +97,9 @@ def test_repeated_singular_values_refuse_the_vector_derivative():
 
 
 def test_bad_parameters():
-    with pytest.raises(ValueError, match=r"Svds: parameter 'k' must satisfy 1 <= k < min\(m, n\) = 60"):
+    with pytest.raises(
+        ValueError, match=r"Svds: parameter 'k' must satisfy 1 <= k < min\(m, n\) = 60"
+    ):
         Svds(M.indices, M.indptr, M.shape, k=60)
     with pytest.raises(ValueError, match=r"Svds: parameter 'indices' holds column 70"):
         Svds(np.full(M.nnz, 70), M.indptr, M.shape)

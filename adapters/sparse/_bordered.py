@@ -52,13 +52,13 @@ class _BorderedSolve(jb.Adapter):
             if not (top[:, i].any() or bottom[i]):
                 continue
             try:
-                others = np.abs(np.delete(w, i) - w[i])
-                if others.size and others.min() <= GAP * scale:
-                    j = int(np.argmin(np.where(np.arange(w.shape[0]) == i, np.inf, np.abs(w - w[i]))))
+                gaps = np.where(np.arange(w.shape[0]) == i, np.inf, np.abs(w - w[i]))
+                j = int(np.argmin(gaps))
+                if gaps[j] <= GAP * scale:
                     raise failure(
                         f"{name}: {self.owner.values_name} {i} and {j} ({w[i]:.17g} and "
                         f"{w[j]:.17g}) are "
-                        f"{others.min():.2g} apart, within {GAP:g} times the largest |w|: "
+                        f"{gaps[j]:.2g} apart, within {GAP:g} times the largest |w|: "
                         "repeated eigenvalues have no eigenvector derivative (the eigenvalues' "
                         "own derivatives are defined)"
                     )

@@ -80,7 +80,8 @@ class Pattern:
         """The pattern of ``aᵀ``, and where each of its entries sits in ``data``."""
         order = np.lexsort((self.rows, self.columns))  # by column, then row: aᵀ's rows
         indptr = np.concatenate([[0], np.cumsum(np.bincount(self.columns, minlength=self.n))])
-        return Pattern(tuple(self.rows[order].tolist()), tuple(indptr.tolist()), self.shape), order
+        transposed = Pattern(tuple(self.rows[order].tolist()), tuple(indptr.tolist()), self.shape)
+        return transposed, order.astype(np.int32)  # int32, as JAX indexes in either mode
 
     @functools.cached_property
     def frechet_block(self) -> tuple[Pattern, np.ndarray]:
@@ -94,7 +95,7 @@ class Pattern:
         order = np.lexsort((columns, rows))
         indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=2 * n))])
         block = Pattern(tuple(columns[order].tolist()), tuple(indptr.tolist()), (2 * n, 2 * n))
-        return block, source[order]
+        return block, source[order].astype(np.int32)
 
     @functools.cached_property
     def augmented(self) -> tuple[Pattern, np.ndarray]:
@@ -108,7 +109,8 @@ class Pattern:
         order = np.lexsort((columns, rows))
         indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m + n))])
         size = (m + n, m + n)
-        return Pattern(tuple(columns[order].tolist()), tuple(indptr.tolist()), size), source[order]
+        augmented = Pattern(tuple(columns[order].tolist()), tuple(indptr.tolist()), size)
+        return augmented, source[order].astype(np.int32)
 
     def matrix(self, data: np.ndarray) -> scipy.sparse.csr_array:
         """The matrix with values ``data`` (float64; duplicate entries summed, as SciPy does)."""
@@ -146,8 +148,10 @@ class Pattern:
 
 def _scatter(rows: np.ndarray, terms: jax.Array, n: int) -> jax.Array:
     """Sum ``terms`` (..., nnz, p) into the rows (..., n, p) that ``rows`` names."""
-    return jnp.zeros(terms.shape[:-2] + (n,) + terms.shape[-1:], terms.dtype).at[..., rows, :].add(
-        terms
+    return (
+        jnp.zeros(terms.shape[:-2] + (n,) + terms.shape[-1:], terms.dtype)
+        .at[..., rows, :]
+        .add(terms)
     )
 
 

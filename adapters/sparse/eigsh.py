@@ -169,16 +169,16 @@ class Eigsh(jb.Adapter):
     def _operator_cotangent(self, data, y, x):
         return self._pattern.symmetric_outer(y, x)
 
-    def pushforward(self, res, tangents, name: str = "Eigsh"):
+    def pushforward(self, res, tangents):
         data, w, v = res
         (ddata,) = tangents
         if ddata is None:
             return None
-        return eigen_tangents(self, name, data, w, v, ddata)
+        return eigen_tangents(self, "Eigsh", data, w, v, ddata)
 
-    def pullback(self, res, g, name: str = "Eigsh"):
+    def pullback(self, res, g):
         data, w, v = res
-        return (eigen_cotangent(self, name, data, w, v, g),)
+        return (eigen_cotangent(self, "Eigsh", data, w, v, g),)
 
 
 def ordered(w: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

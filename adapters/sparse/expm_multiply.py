@@ -106,7 +106,8 @@ class ExpmMultiply(jb.Adapter):
         """``L(t a, t e) b``: the top half of ``expm(t [[a, e], [0, a]]) [0; b]``."""
         block, source = self._pattern.frechet_block
         batch = jnp.broadcast_shapes(data.shape[:-1], e.shape[:-1])
-        data, e = jnp.broadcast_to(data, batch + data.shape[-1:]), jnp.broadcast_to(e, batch + e.shape[-1:])
+        data = jnp.broadcast_to(data, batch + data.shape[-1:])
+        e = jnp.broadcast_to(e, batch + e.shape[-1:])
         # e scaled by a power of 2 to a's size (exact, undone after): the block's rounding is
         # relative to the whole block, so a tiny e would lose digits; L is linear in e
         size_a = jnp.max(jnp.abs(data), axis=-1, keepdims=True)

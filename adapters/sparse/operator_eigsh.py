@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -83,7 +85,8 @@ class OperatorEigsh(jb.Adapter):
                 f"{owner}: the operator's size must be an int n >= 2, given as parameter 'n' "
                 f"or as matvec.n; got {n!r}."
             )
-        object.__setattr__(self, "n", int(n))
+        n = int(n)
+        object.__setattr__(self, "n", n)
         check_choice(owner, "which", self.which, WHICH)
         check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
         if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
@@ -100,37 +103,40 @@ class OperatorEigsh(jb.Adapter):
                 )
             object.__setattr__(self, "sigma", float(self.sigma))
 
+    @property
+    def _size(self) -> int:
+        assert self.n is not None  # set in __post_init__
+        return self.n
+
     @functools.cached_property
     def _start(self) -> np.ndarray:
-        return np.random.default_rng(0).uniform(-1.0, 1.0, self.n)
+        return np.random.default_rng(0).uniform(-1.0, 1.0, self._size)
 
     def output_specs(self, theta):
         dtype = float_dtype(theta)
-        return jax.ShapeDtypeStruct((self.k,), dtype), jax.ShapeDtypeStruct((self.n, self.k), dtype)
+        n, k = self._size, self.k
+        return jax.ShapeDtypeStruct((k,), dtype), jax.ShapeDtypeStruct((n, k), dtype)
 
     def _operator(self, theta: np.ndarray, shift: float = 0.0):
         """``a(theta) - shift I`` as a ``LinearOperator`` that calls ``matvec.forward``."""
-        forward, n = self.matvec.forward, self.n
+        forward, n = self.matvec.forward, self._size
 
         def apply(x):
             y = forward(np.asarray(x, np.float64).reshape(n), theta)
             y = y[0] if isinstance(y, tuple) else y
             return np.asarray(y, np.float64) - shift * x.reshape(n)
 
-        return scipy.sparse.linalg.LinearOperator((n, n), matvec=apply, dtype=np.float64)
+        return _Operator(n, apply)
 
     def forward(self, theta):
-        n, k, dtype = self.n, self.k, host_dtype(theta)
+        n, k, dtype = self._size, self.k, host_dtype(theta)
         try:
             require_finite("argument 'theta'", theta)
             a = self._operator(theta)
             inverse = None
             if self.sigma is not None:
                 shifted = self._operator(theta, self.sigma)
-                inverse = scipy.sparse.linalg.LinearOperator(
-                    (n, n), matvec=lambda b: _minres(shifted, b, "the shift-invert solve"),
-                    dtype=np.float64,
-                )
+                inverse = _Operator(n, lambda b: _minres(shifted, b, "the shift-invert solve"))
             try:
                 w, v = scipy.sparse.linalg.eigsh(
                     a, k=k, which=self.which, sigma=self.sigma, OPinv=inverse, v0=self._start
@@ -146,22 +152,24 @@ class OperatorEigsh(jb.Adapter):
 
     def _bordered_solver(self, theta, name: str):
         a = self._operator(np.asarray(theta, np.float64))
-        n = self.n
+        n = self._size
 
         def solve(w, v, top, bottom):
             def apply(z):
                 x, mu = z[:n], z[n]
                 return np.append(a.matvec(x) - w * x + v * mu, v @ x)
 
-            bordered = scipy.sparse.linalg.LinearOperator((n + 1, n + 1), apply, dtype=np.float64)
-            z = _minres(bordered, np.append(top, bottom), f"the bordered system of eigenvalue {w:.17g}")
+            bordered = _Operator(n + 1, apply)
+            what = f"the bordered system of eigenvalue {w:.17g}"
+            z = _minres(bordered, np.append(top, bottom), what)
             return z[:n], float(z[n])
 
         return solve
 
     def _columns(self, theta, x):
         """``matvec`` on each column of ``x`` (..., n, k), as a function of ``theta``."""
-        return lambda th: jnp.swapaxes(self.matvec(jnp.swapaxes(x, -1, -2), th[..., None, :]), -1, -2)
+        rows = jnp.swapaxes(x, -1, -2)
+        return lambda th: jnp.swapaxes(self.matvec(rows, th[..., None, :]), -1, -2)
 
     def _operator_tangent(self, theta, dtheta, x):
         shape = jnp.broadcast_shapes(theta.shape, dtheta.shape)  # a tangent may add a batch
@@ -184,6 +192,17 @@ class OperatorEigsh(jb.Adapter):
         return (eigen_cotangent(self, "OperatorEigsh", theta, w, v, g),)
 
 
+class _Operator(scipy.sparse.linalg.LinearOperator):
+    """A float64 ``n x n`` ``LinearOperator`` that applies ``apply`` to a vector."""
+
+    def __init__(self, n: int, apply: Callable[[np.ndarray], np.ndarray]) -> None:
+        super().__init__(np.dtype(np.float64), (n, n))
+        self._apply = apply
+
+    def _matvec(self, x):
+        return self._apply(np.ravel(x))
+
+
 _RTOL = "rtol" if "rtol" in inspect.signature(scipy.sparse.linalg.minres).parameters else "tol"
 
 
@@ -192,9 +211,8 @@ def _minres(operator, b: np.ndarray, what: str) -> np.ndarray:
     size = float(np.linalg.norm(b))
     if size == 0:
         return np.zeros_like(b)
-    x, info = scipy.sparse.linalg.minres(
-        operator, b, maxiter=20 * operator.shape[0], **{_RTOL: TOLERANCE}
-    )
+    tolerance: dict[str, Any] = {_RTOL: TOLERANCE}  # `tol` before SciPy 1.12
+    x, info = scipy.sparse.linalg.minres(operator, b, maxiter=20 * operator.shape[0], **tolerance)
     # info 0: converged by MINRES's own test, a normwise backward error (the residual
     # relative to |a| |x| + |b|) below TOLERANCE
     if info != 0 or not np.isfinite(x).all():

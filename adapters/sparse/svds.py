@@ -24,7 +24,7 @@ from ..linalg._solving import (
     require_finite,
 )
 from ._pattern import Pattern
-from .eigsh import Eigsh
+from .eigsh import Eigsh, eigen_cotangent, eigen_tangents
 
 
 class _Augmented(Eigsh):
@@ -103,7 +103,11 @@ class Svds(jb.Adapter):
     def _augmented(self) -> tuple[Eigsh, np.ndarray]:
         pattern, source = self._pattern.augmented
         eigsh = _Augmented(
-            pattern.indices, pattern.indptr, pattern.shape, k=self.k, which="LA",
+            pattern.indices,
+            pattern.indptr,
+            pattern.shape,
+            k=self.k,
+            which="LA",
             on_failure=self.on_failure,
         )
         return eigsh, source
@@ -132,6 +136,7 @@ class Svds(jb.Adapter):
             if self.on_failure != "nan":
                 raise
             return tuple(np.full(shape, np.nan, dtype) for shape in ((m, k), (k,), (k, n)))
+        assert u is not None and vt is not None  # return_singular_vectors=True
         order = np.argsort(s)[::-1]
         u, s, vt = u[:, order], s[order], vt[order]
         largest = np.argmax(np.abs(u), axis=0)
@@ -154,7 +159,7 @@ class Svds(jb.Adapter):
         if ddata is None:
             return None
         eigsh, source, eigen_res = self._eigen_res(data, u, s, vt)
-        ds, dx = eigsh.pushforward(eigen_res, (ddata[..., source],), name="Svds")
+        ds, dx = eigen_tangents(eigsh, "Svds", *eigen_res, ddata[..., source])
         du, dvt = self._split(dx)
         return du, ds, dvt
 
@@ -163,7 +168,7 @@ class Svds(jb.Adapter):
         gu, gs, gvt = g
         eigsh, source, eigen_res = self._eigen_res(data, u, s, vt)
         gx = jnp.concatenate([gu, jnp.swapaxes(gvt, -1, -2)], axis=-2) * math.sqrt(2)
-        (gaugmented,) = eigsh.pullback(eigen_res, (gs, gx), name="Svds")
+        gaugmented = eigen_cotangent(eigsh, "Svds", *eigen_res, (gs, gx))
         nnz = len(self.indices)
         zeros = jnp.zeros(gaugmented.shape[:-1] + (nnz,), gaugmented.dtype)
         return (zeros.at[..., source].add(gaugmented),)
