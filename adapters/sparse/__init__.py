@@ -1,8 +1,12 @@
-"""``scipy.sparse.linalg`` as adapters, on sparse matrices of fixed pattern (CSR values are
-the differentiable argument): ``Eigsh`` (``eigsh``), ``OperatorEigsh`` (``eigsh`` of a matrix-free
-``LinearOperator``), ``Svds`` (``svds``),
-``ExpmMultiply`` (``expm_multiply``), and ``SparseSolve`` (``spsolve``, also in
-``jaxbridge.adapters.linalg``)."""
+"""``scipy.sparse.linalg`` as adapters. A sparse matrix has a fixed CSR pattern, given when
+the adapter is made, and its values ``data``, the differentiable argument:
+
+- ``Eigsh``: ``eigsh``, some eigenpairs of a symmetric matrix;
+- ``OperatorEigsh``: ``eigsh`` of a matrix-free operator (a bridged ``matvec``);
+- ``Svds``: ``svds``, the largest singular triplets;
+- ``ExpmMultiply``: ``expm_multiply``, ``expm(t a) @ b``;
+- ``SparseSolve``: ``splu`` solves (also in ``jaxbridge.adapters.linalg``).
+"""
 
 from ..linalg.sparse_solve import SparseSolve as SparseSolve
 from .eigsh import Eigsh as Eigsh
