@@ -92,6 +92,7 @@ def test_data_cotangent_per_entry():
         np.testing.assert_allclose(grad[e], expected, rtol=1e-7, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_b_and_t_derivatives_compose_to_every_order():
     m = _matrix(30, seed=3, density=0.2)
     expm_multiply = ExpmMultiply(m.indices, m.indptr, m.shape)
