@@ -19,9 +19,15 @@ from .optimize import MinimizeConstrained as MinimizeConstrained
 from .optimize import Root as Root
 from .relu import ReLU as ReLU
 from .sigmoid import Sigmoid as Sigmoid
+from .sparse import Eigsh as Eigsh
+from .sparse import ExpmMultiply as ExpmMultiply
+from .sparse import OperatorEigsh as OperatorEigsh
+from .sparse import Svds as Svds
 
 __all__ = [
     "Doubling",
+    "Eigsh",
+    "ExpmMultiply",
     "LeastSquares",
     "Linear",
     "LinearSolve",
@@ -30,10 +36,12 @@ __all__ = [
     "MinimizeBounded",
     "MinimizeConstrained",
     "OdeSolve",
+    "OperatorEigsh",
     "Quad",
     "ReLU",
     "Root",
     "Sigmoid",
     "SparseSolve",
+    "Svds",
     "SylvesterSolve",
 ]

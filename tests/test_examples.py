@@ -85,6 +85,12 @@ EXAMPLES = {
         "Opacity fit:",
         "Success: the fitted temperature and density are within 0.5% of the true ones.",
     ),
+    "lattice_modes.py": (
+        ["--fast"],
+        "Lattice modes:",
+        "Success: the three lowest frequencies of the tuned chain are within 0.1% of their "
+        "targets (checked with dense numpy.linalg.eigvalsh).",
+    ),
 }
 
 # Over ~10 s of CPU in fast mode (measured on a 2-core machine; see README, Examples): left
@@ -99,6 +105,7 @@ SLOW = {
     "filter_fit.py",
     "newton_lqr.py",
     "opacity_fit.py",
+    "lattice_modes.py",
 }
 
 

@@ -1,0 +1,209 @@
+"""``Eigsh``: some eigenpairs of a sparse symmetric matrix of fixed pattern, by ARPACK
+(``scipy.sparse.linalg.eigsh``); eigenvalue rules by Hellmann-Feynman, eigenvector rules by
+one sparse bordered solve per vector."""
+
+from __future__ import annotations
+
+import functools
+import numbers
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.sparse.linalg
+
+import jaxbridge as jb
+
+from ..linalg._solving import (
+    ON_FAILURE,
+    check_choice,
+    failure,
+    float_dtype,
+    host_dtype,
+    require_finite,
+)
+from ._bordered import _BorderedSolve, sparse_bordered_solve
+from ._pattern import Pattern
+
+WHICH = ("LM", "SM", "LA", "SA")
+
+
+class Eigsh(jb.Adapter):
+    """``k`` eigenvalues ``w`` and eigenvectors ``v`` of a sparse symmetric matrix, as
+    ``scipy.sparse.linalg.eigsh``.
+
+    For a SciPy CSR matrix ``m``: ``w, v = Eigsh(m.indices, m.indptr, m.shape, k=6)(m.data)``.
+    The pattern is fixed when the adapter is made; ``data`` (nnz,) holds the values, leading
+    axes are batch axes (one ARPACK run each). Store both triangles, as SciPy's symmetric
+    matrices are. The matrix is taken as its symmetric part ``(a + aᵀ) / 2``: the same for a
+    symmetric matrix, and so defined (and differentiable) for any ``data``.
+
+    ``w`` (k,) is ascending; ``v`` (n, k) has orthonormal columns, each signed so that its
+    entry of largest magnitude (the first of them, if several tie) is positive: the
+    eigenvectors, and so their derivatives, are determined. ARPACK starts from a fixed
+    vector, so equal inputs give equal results.
+
+    Derivatives (in ``data``, both modes): each stored entry counts as an independent
+    variable, so ``dw_i / d data_e = v[r, i] v[c, i]`` for the entry at ``(r, c)``
+    (Hellmann-Feynman, ``dw = vᵀ da v``); a symmetric perturbation moves both ``(r, c)`` and
+    ``(c, r)``. The eigenvectors' derivative solves, per vector, the sparse bordered system
+    ``[[a - w_i I, v_i], [v_iᵀ, 0]]`` by SuperLU (n + 1 unknowns, no dense matrix); those
+    solves are bridged calls whose rules are the same solve, so derivatives of every order
+    work in both modes. A vector whose cotangent (or tangent) is zero costs no solve: the
+    gradient of a function of ``w`` alone is one ARPACK run and a sum over the entries.
+
+    Repeated eigenvalues (closer than ``1e-10`` times the largest ``|w|``, or equal to one
+    outside the ``k`` found, which makes the bordered system singular) have no eigenvector
+    derivative: an error naming ``Eigsh`` and the gap, or NaN for that vector with
+    ``on_failure="nan"``. The eigenvalues' first derivatives stay defined.
+
+    Parameters:
+        indices, indptr, shape: the CSR pattern (stored as tuples of ints).
+        k: how many eigenpairs, ``1 <= k < n``.
+        which: ``"LM"``, ``"SM"`` (largest, smallest magnitude), ``"LA"``, ``"SA"``
+            (largest, smallest algebraic), as SciPy's; with ``sigma``, of the
+            shift-inverted spectrum (``"LM"``: nearest ``sigma``).
+        sigma: shift for shift-invert mode (SciPy factorizes ``a - sigma I`` by SuperLU), or
+            None.
+        on_failure: ``"raise"`` (the default): non-finite ``data``, ARPACK not converging or
+            repeated eigenvalues under an eigenvector derivative are errors. ``"nan"``: NaN
+            results instead.
+    """
+
+    indices: tuple[int, ...]
+    indptr: tuple[int, ...]
+    shape: tuple[int, int]
+    k: int = 6
+    which: str = "LM"
+    sigma: float | None = None
+    on_failure: str = "raise"
+
+    signature = "(m)->(k),(n,k)"
+    values_name = "eigenvalues"  # what errors call w
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        pattern = Pattern.checked(owner, self.indices, self.indptr, self.shape)
+        object.__setattr__(self, "indices", pattern.indices)
+        object.__setattr__(self, "indptr", pattern.indptr)
+        object.__setattr__(self, "shape", pattern.shape)
+        check_choice(owner, "which", self.which, WHICH)
+        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
+        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
+            raise ValueError(f"{owner}: parameter 'k' must be an int; got {self.k!r}.")
+        if not 1 <= self.k < pattern.n:
+            raise ValueError(
+                f"{owner}: parameter 'k' must satisfy 1 <= k < n = {pattern.n} (ARPACK); got "
+                f"{self.k}."
+            )
+        object.__setattr__(self, "k", int(self.k))
+        if self.sigma is not None:
+            if not isinstance(self.sigma, numbers.Real) or not np.isfinite(self.sigma):
+                raise ValueError(
+                    f"{owner}: parameter 'sigma' must be a finite real number or None; got "
+                    f"{self.sigma!r}."
+                )
+            object.__setattr__(self, "sigma", float(self.sigma))
+
+    @functools.cached_property
+    def _pattern(self) -> Pattern:
+        return Pattern(self.indices, self.indptr, self.shape)
+
+    @functools.cached_property
+    def _start(self) -> np.ndarray:
+        """ARPACK's starting vector: fixed, so results repeat exactly; random, so it is
+        orthogonal to no eigenvector of a structured matrix (as a constant one can be)."""
+        return np.random.default_rng(0).uniform(-1.0, 1.0, self.shape[0])
+
+    @property
+    def domains(self):
+        return {"data": self.separated_spectrum}
+
+    def separated_spectrum(self, raw: np.ndarray) -> np.ndarray:
+        """Values on the pattern with a well-separated spectrum, for tests (patterns that
+        store the diagonal): diagonal entry ``i`` is ``i + 1 + raw / 4``, the others add at
+        most ``1 / 8`` per row in all, so every eigenvalue lies within ``3 / 8`` of its own
+        ``i + 1`` (Gershgorin) and neighbours are at least ``1 / 4`` apart."""
+        pattern = self._pattern
+        counts = np.diff(self.indptr)
+        on_diagonal = pattern.rows == pattern.columns
+        return np.where(on_diagonal, pattern.rows + 1.0 + raw / 4, raw / (8 * counts.max()))
+
+    def output_specs(self, data):
+        n, nnz = self.shape[0], len(self.indices)
+        if data.shape != (nnz,):
+            raise ValueError(
+                f"{type(self).__name__}: 'data' must have the pattern's {nnz} entries; got core "
+                f"shape {data.shape}."
+            )
+        dtype = float_dtype(data)
+        return jax.ShapeDtypeStruct((self.k,), dtype), jax.ShapeDtypeStruct((n, self.k), dtype)
+
+    def forward(self, data):
+        n, k, dtype = self.shape[0], self.k, host_dtype(data)
+        try:
+            require_finite("the matrix's 'data'", data)
+            a = self._pattern.symmetric_part(data)
+            try:
+                w, v = scipy.sparse.linalg.eigsh(
+                    a, k=k, which=self.which, sigma=self.sigma, v0=self._start
+                )
+            except scipy.sparse.linalg.ArpackNoConvergence as error:
+                raise failure(f"ARPACK did not converge ({error})") from None
+            except RuntimeError as error:  # SuperLU: a - sigma I singular
+                raise failure(f"the shift-invert factorization failed ({error})") from None
+        except np.linalg.LinAlgError:
+            if self.on_failure != "nan":
+                raise
+            return np.full(k, np.nan, dtype), np.full((n, k), np.nan, dtype)
+        w, v = ordered(w, v)
+        return w.astype(dtype), v.astype(dtype)
+
+    def _bordered_solver(self, data, name: str):
+        a = self._pattern.symmetric_part(data).tocsc()
+        return functools.partial(sparse_bordered_solve, name, a)
+
+    def _operator_tangent(self, data, ddata, x):
+        return self._pattern.symmetric_product(ddata, x)
+
+    def _operator_cotangent(self, data, y, x):
+        return self._pattern.symmetric_outer(y, x)
+
+    def pushforward(self, res, tangents):
+        data, w, v = res
+        (ddata,) = tangents
+        if ddata is None:
+            return None
+        return eigen_tangents(self, "Eigsh", data, w, v, ddata)
+
+    def pullback(self, res, g):
+        data, w, v = res
+        return (eigen_cotangent(self, "Eigsh", data, w, v, g),)
+
+
+def ordered(w: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenpairs in ascending order, each vector signed so that its entry of largest
+    magnitude (the first, if several tie) is positive."""
+    order = np.argsort(w)
+    w, v = w[order], v[:, order]
+    largest = np.argmax(np.abs(v), axis=0)
+    return w, v * np.where(v[largest, np.arange(v.shape[1])] < 0, -1.0, 1.0)
+
+
+def eigen_tangents(owner, name: str, params, w, v, dparams):
+    """The tangents ``(dw, dv)`` of eigenpairs of the owner's symmetric operator ``a``:
+    ``dw_i = v_iᵀ da v_i`` (Hellmann-Feynman), and ``dv_i`` from ``(a - w_i I) dv_i =
+    -(da - dw_i I) v_i``, ``v_iᵀ dv_i = 0`` (the bordered solve)."""
+    product = owner._operator_tangent(params, dparams, v)
+    dw = jnp.sum(v * product, axis=-2)
+    top = dw[..., None, :] * v - product
+    dv, _ = _BorderedSolve(owner, name)(params, w, v, top, jnp.zeros_like(dw))
+    return dw, dv
+
+
+def eigen_cotangent(owner, name: str, params, w, v, g):
+    """The cotangent of the parameters from ``(gw, gv)``: ``Σ_i gw_i v_iᵀ da v_i`` and
+    ``<gv, dv> = -<y, da v>`` with ``[y; .]`` the (symmetric) bordered solve of ``[gv; 0]``."""
+    gw, gv = g
+    y, _ = _BorderedSolve(owner, name)(params, w, v, gv, jnp.zeros_like(gw))
+    return owner._operator_cotangent(params, gw[..., None, :] * v - y, v)

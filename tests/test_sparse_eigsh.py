@@ -1,0 +1,268 @@
+"""``Eigsh``: values against dense ``numpy.linalg.eigh`` on the same matrices, derivatives
+(eigenvalues and eigenvectors, both modes, second order) against float64 central
+differences of dense ``eigh``, the sign convention, repeated eigenvalues, vmap, float32, and
+errors."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.sparse
+
+from jaxbridge.adapters.sparse import Eigsh
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    with jax.enable_x64(True):
+        yield
+
+
+def _matrix(n, seed=0, spacing=1.0):
+    """A symmetric sparse matrix with both triangles stored and a well-separated spectrum:
+    a spaced diagonal, a perturbed band, a few long-range couplings."""
+    rng = np.random.default_rng(seed)
+    band = rng.uniform(-0.2, 0.2, n - 1)
+    a = scipy.sparse.diags([band, spacing * np.arange(1, n + 1), band], [-1, 0, 1]).tolil()
+    for i, j in rng.integers(0, n, (n // 10 + 1, 2)):
+        if i != j:
+            a[i, j] = a[j, i] = rng.uniform(-0.2, 0.2)
+    csr = scipy.sparse.csr_array(a.tocsr())
+    csr.sort_indices()
+    return csr
+
+
+def _signed(v):
+    """The documented convention, on a dense reference: each column's entry of largest
+    magnitude positive."""
+    largest = np.argmax(np.abs(v), axis=0)
+    return v * np.sign(v[largest, np.arange(v.shape[1])])
+
+
+def _dense_pairs(a, select):
+    """Reference eigenpairs of ``(a + aᵀ) / 2`` (dense), chosen by ``select`` (indices into the
+    ascending spectrum)."""
+    w, v = np.linalg.eigh((a + a.T) / 2)
+    return w[select], _signed(v[:, select])
+
+
+def _with_data(m, data):
+    return scipy.sparse.csr_array((data, m.indices, m.indptr), shape=m.shape).toarray()
+
+
+def _central(f, x, direction, h=1e-5):
+    """Central difference along ``direction`` with Richardson extrapolation (O(h⁴))."""
+    d1 = (f(x + h * direction) - f(x - h * direction)) / (2 * h)
+    d2 = (f(x + 2 * h * direction) - f(x - 2 * h * direction)) / (4 * h)
+    return (4 * d1 - d2) / 3
+
+
+M = _matrix(120)
+N = M.shape[0]
+
+
+@pytest.mark.parametrize(
+    ("which", "sigma", "select"),
+    [
+        ("LM", None, slice(-4, None)),
+        ("LA", None, slice(-4, None)),
+        ("SA", None, slice(0, 4)),
+        ("SM", None, slice(0, 4)),
+        ("LM", 20.3, [18, 19, 20, 21]),  # shift-invert: the four nearest 20.3
+    ],
+)
+def test_values_match_dense_eigh(which, sigma, select):
+    w, v = Eigsh(M.indices, M.indptr, M.shape, k=4, which=which, sigma=sigma)(M.data)
+    w_ref, v_ref = _dense_pairs(M.toarray(), select)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(v, v_ref, atol=1e-10)
+    np.testing.assert_allclose(np.asarray(v).T @ np.asarray(v), np.eye(4), atol=1e-12)
+
+
+def test_sign_convention_and_repeatability():
+    eigsh = Eigsh(M.indices, M.indptr, M.shape, k=3, which="SA")
+    _, v = eigsh(M.data)
+    largest = np.argmax(np.abs(v), axis=0)
+    assert (np.asarray(v)[largest, np.arange(3)] > 0).all()
+    _, again = eigsh(-(-M.data))  # a new array, the same values
+    np.testing.assert_array_equal(v, again)
+
+
+def test_symmetric_part_of_a_nonsymmetric_matrix():
+    """The matrix is taken as ``(a + aᵀ) / 2``: the values of one triangle moved alone."""
+    data = M.data.copy()
+    upper = M.indices > np.repeat(np.arange(N), np.diff(M.indptr))
+    data[upper] += 0.1
+    w, v = Eigsh(M.indices, M.indptr, M.shape, k=3, which="LA")(data)
+    w_ref, v_ref = _dense_pairs(_with_data(M, data), slice(-3, None))
+    np.testing.assert_allclose(w, w_ref, rtol=1e-12)
+    np.testing.assert_allclose(v, v_ref, atol=1e-10)
+
+
+def _objective(eigsh, weights):
+    """A scalar of both outputs, with weights so that every eigenvector entry matters."""
+
+    def f(w, v):
+        return jnp.sum(jnp.arange(1.0, w.shape[-1] + 1) * w) + jnp.sum(weights * v)
+
+    return f
+
+
+@pytest.mark.parametrize(("which", "sigma"), [("SA", None), ("LM", 20.3)])
+def test_grad_and_jvp_match_dense_central_differences(which, sigma):
+    eigsh = Eigsh(M.indices, M.indptr, M.shape, k=3, which=which, sigma=sigma)
+    rng = np.random.default_rng(1)
+    weights = rng.standard_normal((N, 3))
+    f = _objective(eigsh, weights)
+    select = slice(0, 3) if which == "SA" else [18, 19, 20]  # nearest 20.3
+
+    def reference(data):
+        return f(*_dense_pairs(_with_data(M, data), select))
+
+    direction = rng.standard_normal(M.nnz)  # not symmetric: the entries are independent
+    expected = _central(reference, M.data, direction)
+    g = jax.jit(jax.grad(lambda d: f(*eigsh(d))))(M.data)
+    np.testing.assert_allclose(g @ direction, expected, rtol=1e-7)
+    _, tangent = jax.jvp(lambda d: f(*eigsh(d)), (M.data,), (direction,))
+    np.testing.assert_allclose(tangent, expected, rtol=1e-7)
+
+
+def test_eigenvalue_gradient_is_hellmann_feynman_per_entry():
+    """``dw_i / d data_e = v[r, i] v[c, i]`` for the entry at ``(r, c)``: against dense
+    ``eigh``'s vectors at every entry, and against dense central differences of each
+    eigenvalue along single entries where the derivative is above their rounding (about
+    1e-9 here: the eigenvalues are about 120)."""
+    eigsh = Eigsh(M.indices, M.indptr, M.shape, k=2, which="LA")
+    jacobian = np.asarray(jax.jacrev(lambda d: eigsh(d)[0])(M.data))
+    rows = np.repeat(np.arange(N), np.diff(M.indptr))
+    _, v_ref = _dense_pairs(M.toarray(), slice(-2, None))
+    np.testing.assert_allclose(jacobian, (v_ref[rows] * v_ref[M.indices]).T, atol=1e-13)
+    for e in np.flatnonzero(rows >= N - 3):  # where the two top eigenvectors live
+        unit = np.zeros(M.nnz)
+        unit[e] = 1.0
+        expected = _central(
+            lambda d: _dense_pairs(_with_data(M, d), slice(-2, None))[0], M.data, unit
+        )
+        np.testing.assert_allclose(jacobian[:, e], expected, atol=1e-8)
+
+
+def test_full_eigenvector_jacobian_both_modes():
+    small = _matrix(12, seed=3)
+    eigsh = Eigsh(small.indices, small.indptr, small.shape, k=2, which="LA")
+    reverse = np.asarray(jax.jacrev(lambda d: eigsh(d)[1])(small.data))
+    forward = np.asarray(jax.jacfwd(lambda d: eigsh(d)[1])(small.data))
+    columns = [
+        _central(lambda d: _dense_pairs(_with_data(small, d), slice(-2, None))[1], small.data, unit)
+        for unit in np.eye(small.nnz)
+    ]
+    expected = np.stack(columns, axis=-1)
+    np.testing.assert_allclose(reverse, expected, atol=1e-8)
+    np.testing.assert_allclose(forward, expected, atol=1e-8)
+
+
+@pytest.mark.slow
+def test_second_derivatives_match_central_differences():
+    small = _matrix(15, seed=4)
+    eigsh = Eigsh(small.indices, small.indptr, small.shape, k=2, which="SA")
+    rng = np.random.default_rng(5)
+    weights = rng.standard_normal((15, 2))
+
+    def f(d):
+        w, v = eigsh(d)
+        return jnp.sum(w**2) + jnp.sum(weights * v)
+
+    direction = rng.standard_normal(small.nnz)
+    gradient = jax.grad(f)
+    expected = _central(lambda d: np.asarray(gradient(d)), small.data, direction, h=1e-4)
+    scale = np.abs(expected).max()
+    for hessian in (jax.jacfwd(gradient), jax.jacrev(gradient)):
+        np.testing.assert_allclose(hessian(small.data) @ direction, expected, atol=1e-6 * scale)
+
+
+def _repeated():
+    """Two blocks with the same spectrum: every eigenvalue is double."""
+    block = _matrix(6, seed=6).toarray()
+    a = scipy.sparse.csr_array(scipy.sparse.block_diag([block, block]))
+    a.sort_indices()
+    return a
+
+
+def test_repeated_eigenvalues_refuse_the_eigenvector_derivative():
+    a = _repeated()
+    eigsh = Eigsh(a.indices, a.indptr, a.shape, k=2, which="LA")
+    with pytest.raises(Exception, match=r"Eigsh: eigenvalues 0 and 1 .* apart"):
+        jax.grad(lambda d: eigsh(d)[1][0, 0])(a.data)
+    # the eigenvalues' derivative is defined: the sum's is the trace of the projector
+    g = jax.grad(lambda d: jnp.sum(eigsh(d)[0]))(a.data)
+    w_ref, v_ref = np.linalg.eigh(a.toarray())
+    projector = v_ref[:, -2:] @ v_ref[:, -2:].T
+    rows = np.repeat(np.arange(12), np.diff(a.indptr))
+    np.testing.assert_allclose(g, projector[rows, a.indices], atol=1e-10)
+
+
+def test_repeated_eigenvalues_give_nan_on_request():
+    a = _repeated()
+    eigsh = Eigsh(a.indices, a.indptr, a.shape, k=2, which="LA", on_failure="nan")
+    g = jax.grad(lambda d: eigsh(d)[1][0, 0])(a.data)
+    assert np.isnan(g).all()
+    assert np.isfinite(jax.grad(lambda d: jnp.sum(eigsh(d)[0]))(a.data)).all()
+
+
+def test_vmap_matches_a_loop():
+    small = _matrix(20, seed=7)
+    eigsh = Eigsh(small.indices, small.indptr, small.shape, k=2, which="SA")
+    batch = small.data * np.array([[1.0], [1.5], [0.7]])
+    w, v = jax.jit(jax.vmap(eigsh))(batch)
+    g = jax.vmap(jax.grad(lambda d: jnp.sum(eigsh(d)[1][:3] ** 3)))(batch)
+    for i, data in enumerate(batch):
+        w1, v1 = eigsh(data)
+        np.testing.assert_allclose(w[i], w1, rtol=1e-12)
+        np.testing.assert_allclose(v[i], v1, atol=1e-12)
+        g1 = jax.grad(lambda d: jnp.sum(eigsh(d)[1][:3] ** 3))(data)
+        np.testing.assert_allclose(g[i], g1, atol=1e-12)
+
+
+def test_float32():
+    with jax.enable_x64(False):
+        eigsh = Eigsh(M.indices, M.indptr, M.shape, k=3, which="SA")
+        w, v = eigsh(jnp.asarray(M.data, jnp.float32))
+        assert w.dtype == v.dtype == jnp.float32
+        g = jax.grad(lambda d: jnp.sum(eigsh(d)[0]))(jnp.asarray(M.data, jnp.float32))
+        assert g.dtype == jnp.float32
+    w_ref, _ = _dense_pairs(M.toarray(), slice(0, 3))
+    np.testing.assert_allclose(w, w_ref, rtol=1e-6)
+
+
+def test_non_finite_data():
+    eigsh = Eigsh(M.indices, M.indptr, M.shape, k=2)
+    data = M.data.copy()
+    data[3] = np.nan
+    with pytest.raises(np.linalg.LinAlgError, match=r"Eigsh.forward .*'data' has non-finite"):
+        eigsh(data)
+    w, v = Eigsh(M.indices, M.indptr, M.shape, k=2, on_failure="nan")(data)
+    assert np.isnan(w).all() and np.isnan(v).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"k": 0}, r"Eigsh: parameter 'k' must satisfy 1 <= k < n = 120"),
+        ({"k": 120}, r"Eigsh: parameter 'k' must satisfy"),
+        ({"k": 2.5}, r"Eigsh: parameter 'k' must be an int"),
+        ({"which": "BE"}, r"Eigsh: parameter 'which' must be one of 'LM', 'SM', 'LA', 'SA'"),
+        ({"sigma": float("nan")}, r"Eigsh: parameter 'sigma' must be a finite real"),
+        ({"on_failure": "zero"}, r"Eigsh: parameter 'on_failure'"),
+        ({"shape": (120, 121)}, r"Eigsh: parameter 'shape' must be square"),
+        ({"indptr": M.indptr[:-1]}, r"Eigsh: parameter 'indptr' must have n \+ 1"),
+        ({"indices": np.full(M.nnz, 500)}, r"Eigsh: parameter 'indices' holds column 500"),
+    ],
+)
+def test_bad_parameters(kwargs, message):
+    args = {"indices": M.indices, "indptr": M.indptr, "shape": M.shape, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        Eigsh(**args)
+
+
+def test_wrong_data_length():
+    with pytest.raises(ValueError, match=rf"Eigsh: 'data' must have the pattern's {M.nnz}"):
+        Eigsh(M.indices, M.indptr, M.shape, k=2)(M.data[:-1])

@@ -1,0 +1,176 @@
+"""``ExpmMultiply``: values against dense ``scipy.linalg.expm``, derivatives in every argument
+against float64 central differences of the dense reference (both modes, second order where
+the rules compose), one and several columns, vmap, float32, and errors."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.sparse
+
+from jaxbridge.adapters.sparse import ExpmMultiply
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    with jax.enable_x64(True):
+        yield
+
+
+def _matrix(n, seed=0, density=0.1):
+    """A nonsymmetric sparse matrix with a stable diagonal, one-norm of a few units."""
+    rng = np.random.default_rng(seed)
+    a = scipy.sparse.random_array((n, n), density=density, rng=rng, format="csr")
+    a = scipy.sparse.csr_array(a - 1.5 * scipy.sparse.eye_array(n, format="csr"))
+    a.sort_indices()
+    return a
+
+
+def _dense(m, data, b, t):
+    a = scipy.sparse.csr_array((data, m.indices, m.indptr), shape=m.shape).toarray()
+    return scipy.linalg.expm(t * a) @ b
+
+
+def _central(f, x, direction, h=1e-4):
+    """Central difference along ``direction`` with Richardson extrapolation (O(h⁴))."""
+    d1 = (f(x + h * direction) - f(x - h * direction)) / (2 * h)
+    d2 = (f(x + 2 * h * direction) - f(x - 2 * h * direction)) / (4 * h)
+    return (4 * d1 - d2) / 3
+
+
+M = _matrix(150)
+N = M.shape[0]
+RNG = np.random.default_rng(1)
+B = RNG.standard_normal((N, 3))
+W = RNG.standard_normal((N, 3))  # a cotangent
+
+
+@pytest.mark.parametrize("t", [0.0, 0.3, -0.8, 2.5])
+def test_values_match_dense_expm(t):
+    expm_multiply = ExpmMultiply(M.indices, M.indptr, M.shape)
+    expected = _dense(M, M.data, B, t)
+    np.testing.assert_allclose(expm_multiply(M.data, B, t), expected, atol=1e-12)
+    np.testing.assert_allclose(expm_multiply(M.data, B[:, 0], t), expected[:, 0], atol=1e-12)
+
+
+@pytest.mark.parametrize("t", [0.4, 2.5])
+def test_gradients_match_dense_central_differences(t):
+    expm_multiply = ExpmMultiply(M.indices, M.indptr, M.shape)
+
+    def f(data, b, t):
+        return jnp.sum(W * expm_multiply(data, b, t))
+
+    grads = jax.jit(jax.grad(f, argnums=(0, 1, 2)))(M.data, B, t)
+    directions = (RNG.standard_normal(M.nnz), RNG.standard_normal(B.shape), 1.0)
+    for i, (grad, direction) in enumerate(zip(grads, directions)):
+
+        def along(x, i=i):
+            args = [M.data, B, t]
+            args[i] = x
+            return np.sum(W * _dense(M, *args))
+
+        expected = _central(along, (M.data, B, t)[i], direction)
+        np.testing.assert_allclose(np.sum(grad * direction), expected, rtol=1e-8)
+        tangents = [jnp.zeros_like(M.data), jnp.zeros_like(B), 0.0]
+        tangents[i] = direction
+        _, tangent = jax.jvp(f, (M.data, B, t), tuple(tangents))
+        np.testing.assert_allclose(tangent, expected, rtol=1e-8)
+
+
+def test_data_cotangent_per_entry():
+    """The data cotangent at single entries, on a matrix of large norm (several panels)."""
+    m = _matrix(40, seed=2, density=0.2)
+    data = 3 * m.data
+    expm_multiply = ExpmMultiply(m.indices, m.indptr, m.shape)
+    b, w, t = RNG.standard_normal(40), RNG.standard_normal(40), 1.3
+    grad = jax.grad(lambda d: jnp.sum(w * expm_multiply(d, b, t)))(data)
+    for e in [0, 7, m.nnz // 2, m.nnz - 1]:
+        unit = np.zeros(m.nnz)
+        unit[e] = 1.0
+        expected = _central(lambda d: w @ _dense(m, d, b, t), data, unit)
+        np.testing.assert_allclose(grad[e], expected, rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.slow
+def test_b_and_t_derivatives_compose_to_every_order():
+    m = _matrix(30, seed=3, density=0.2)
+    expm_multiply = ExpmMultiply(m.indices, m.indptr, m.shape)
+    a = m.toarray()
+    b = RNG.standard_normal(30)
+    w = RNG.standard_normal(30)
+    t = 0.6
+
+    def f(t):
+        return jnp.dot(w, expm_multiply(m.data, b, t))
+
+    # d^k/dt^k expm(t a) b = a^k expm(t a) b
+    powers = [w @ np.linalg.matrix_power(a, k) @ scipy.linalg.expm(t * a) @ b for k in range(4)]
+    for derivative, expected in [
+        (jax.grad(f), powers[1]),
+        (jax.jacfwd(f), powers[1]),
+        (jax.grad(jax.grad(f)), powers[2]),
+        (jax.jacfwd(jax.grad(f)), powers[2]),
+        (jax.grad(jax.jacfwd(f)), powers[2]),
+        (jax.jacfwd(jax.jacfwd(jax.jacfwd(f))), powers[3]),
+    ]:
+        np.testing.assert_allclose(derivative(t), expected, rtol=1e-9)
+
+
+@pytest.mark.slow
+def test_forward_mode_in_data_to_second_order():
+    m = _matrix(12, seed=4, density=0.3)
+    expm_multiply = ExpmMultiply(m.indices, m.indptr, m.shape)
+    b, w, t = RNG.standard_normal(12), RNG.standard_normal(12), 0.8
+    u = RNG.standard_normal(m.nnz)
+
+    def along(data):
+        return jax.jvp(lambda d: jnp.sum(w * expm_multiply(d, b, t)), (data,), (u,))[1]
+
+    second = jax.jvp(along, (m.data,), (u,))[1]
+    h = 1e-3
+
+    def first(s):
+        return _central(lambda r: w @ _dense(m, m.data + r * u, b, t), s, 1.0)
+
+    expected = (first(h) - first(-h)) / (2 * h)
+    np.testing.assert_allclose(second, expected, rtol=1e-5)
+
+
+def test_linear_transpose_in_b():
+    expm_multiply = ExpmMultiply(M.indices, M.indptr, M.shape)
+    (transposed,) = jax.linear_transpose(lambda b: expm_multiply(M.data, b, 0.5), B)(W)
+    expected = scipy.linalg.expm(0.5 * M.toarray()).T @ W
+    np.testing.assert_allclose(transposed, expected, atol=1e-12)
+
+
+def test_vmap_matches_a_loop():
+    m = _matrix(25, seed=5, density=0.2)
+    expm_multiply = ExpmMultiply(m.indices, m.indptr, m.shape)
+    bs = RNG.standard_normal((3, 25))
+    ts = np.array([0.1, 0.5, 1.0])
+    got = jax.jit(jax.vmap(lambda b, t: expm_multiply(m.data, b, t)))(bs, ts)
+    for i in range(3):
+        np.testing.assert_allclose(got[i], _dense(m, m.data, bs[i], ts[i]), atol=1e-12)
+
+
+def test_float32():
+    with jax.enable_x64(False):
+        expm_multiply = ExpmMultiply(M.indices, M.indptr, M.shape)
+        y = expm_multiply(jnp.asarray(M.data, jnp.float32), jnp.asarray(B, jnp.float32), 0.5)
+        assert y.dtype == jnp.float32
+    np.testing.assert_allclose(y, _dense(M, M.data, B, 0.5), rtol=1e-5, atol=1e-6)
+
+
+def test_errors():
+    expm_multiply = ExpmMultiply(M.indices, M.indptr, M.shape)
+    with pytest.raises(ValueError, match=r"ExpmMultiply.forward .*argument 't' has non-finite"):
+        expm_multiply(M.data, B, np.nan)
+    with pytest.raises(ValueError, match=rf"ExpmMultiply: 'data' must have the pattern's {M.nnz}"):
+        expm_multiply(M.data[:-1], B, 1.0)
+    with pytest.raises(ValueError, match=rf"'b' its {N} rows"):
+        expm_multiply(M.data, B[:-1], 1.0)
+    with pytest.raises(ValueError, match=r"ExpmMultiply: parameter 'shape' must be square"):
+        ExpmMultiply(M.indices, M.indptr, (N, N + 1))
+    with pytest.raises(NotImplementedError, match=r"ExpmMultiply: the derivative of its reverse"):
+        jax.grad(lambda d: jax.grad(lambda e: expm_multiply(e, B[:, 0], 0.5)[0])(d)[0])(M.data)

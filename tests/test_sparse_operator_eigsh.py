@@ -1,0 +1,128 @@
+"""``OperatorEigsh``: a matrix-free chain of springs (``tests/_chain.py``) against dense
+``numpy.linalg.eigh`` of the same operator, derivatives in ``theta`` (both modes, second
+order) against float64 central differences, shift-invert, and errors."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _chain import Chain
+
+import jaxbridge as jb
+from jaxbridge.adapters import Doubling
+from jaxbridge.adapters.sparse import OperatorEigsh
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    with jax.enable_x64(True):
+        yield
+
+
+N = 40
+CHAIN = Chain(N)
+THETA = 1 + 0.5 * np.random.default_rng(0).uniform(size=N + 1)
+
+
+def _dense_pairs(theta, select):
+    w, v = np.linalg.eigh(CHAIN.dense(theta))
+    w, v = w[select], v[:, select]
+    return w, v * np.sign(v[np.argmax(np.abs(v), axis=0), np.arange(v.shape[1])])
+
+
+def _central(f, x, direction, h=1e-5):
+    d1 = (f(x + h * direction) - f(x - h * direction)) / (2 * h)
+    d2 = (f(x + 2 * h * direction) - f(x - 2 * h * direction)) / (4 * h)
+    return (4 * d1 - d2) / 3
+
+
+@pytest.mark.parametrize(
+    ("which", "sigma", "select"),
+    [("SA", None, slice(0, 3)), ("LA", None, slice(-3, None)), ("LM", 0.0, slice(0, 3))],
+)
+def test_values_match_dense_eigh(which, sigma, select):
+    w, v = OperatorEigsh(CHAIN, k=3, which=which, sigma=sigma)(THETA)
+    w_ref, v_ref = _dense_pairs(THETA, select)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-10)
+    np.testing.assert_allclose(v, v_ref, atol=1e-8)
+
+
+def test_derivatives_match_dense_central_differences():
+    eigsh = OperatorEigsh(CHAIN, k=3, which="SA")
+    rng = np.random.default_rng(1)
+    weights = rng.standard_normal((N, 3))
+
+    def f(w, v):
+        return jnp.sum(w**2) + jnp.sum(weights * v)
+
+    direction = rng.standard_normal(N + 1)
+    expected = _central(lambda th: f(*_dense_pairs(th, slice(0, 3))), THETA, direction)
+    g = jax.jit(jax.grad(lambda th: f(*eigsh(th))))(THETA)
+    np.testing.assert_allclose(g @ direction, expected, rtol=1e-7)
+    _, tangent = jax.jvp(lambda th: f(*eigsh(th)), (THETA,), (direction,))
+    np.testing.assert_allclose(tangent, expected, rtol=1e-7)
+
+
+def test_eigenvalue_gradient_is_hellmann_feynman():
+    """``dw_i / d theta_j = (v_i[j - 1] - v_i[j])²``: spring ``j``'s energy in mode ``i``."""
+    eigsh = OperatorEigsh(CHAIN, k=2, which="SA")
+    jacobian = jax.jacrev(lambda th: eigsh(th)[0])(THETA)
+    _, v = _dense_pairs(THETA, slice(0, 2))
+    padded = np.pad(v.T, [(0, 0), (1, 1)])
+    np.testing.assert_allclose(jacobian, (padded[:, :-1] - padded[:, 1:]) ** 2, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_second_derivative_of_eigenvalues():
+    eigsh = OperatorEigsh(CHAIN, k=2, which="SA")
+    gradient = jax.grad(lambda th: jnp.sum(eigsh(th)[0] ** 2))
+    direction = np.random.default_rng(2).standard_normal(N + 1)
+    expected = _central(lambda th: np.asarray(gradient(th)), THETA, direction, h=1e-4)
+    np.testing.assert_allclose(
+        jax.jacfwd(gradient)(THETA) @ direction, expected, atol=1e-6 * np.abs(expected).max()
+    )
+
+
+def test_repeated_eigenvalues_refuse_the_eigenvector_derivative():
+    """Two identical chains side by side: every eigenvalue is double."""
+    eigsh = OperatorEigsh(_Twice(2 * N), k=2, which="SA")
+    with pytest.raises(Exception, match=r"OperatorEigsh: eigenvalues 0 and 1 .* apart"):
+        jax.grad(lambda th: eigsh(th)[1][0, 0])(THETA)
+    assert np.isfinite(jax.grad(lambda th: jnp.sum(eigsh(th)[0]))(THETA)).all()
+
+
+class _Twice(jb.Adapter):
+    """Two copies of ``CHAIN``, uncoupled."""
+
+    n: int
+
+    signature = "(n),(p)->(n)"
+
+    def forward(self, x, theta):
+        return np.concatenate([CHAIN.forward(x[:N], theta), CHAIN.forward(x[N:], theta)])
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        stretches = [np.diff(np.pad(part, 1)) for part in (x[:N], x[N:])]
+        gs = [np.diff(np.pad(part, 1)) for part in (g[:N], g[N:])]
+        return None, sum(s * q for s, q in zip(stretches, gs))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"matvec": CHAIN, "k": 40}, r"OperatorEigsh: parameter 'k' must satisfy 1 <= k < n = 40"),
+        ({"matvec": CHAIN, "which": "XX"}, r"OperatorEigsh: parameter 'which'"),
+        (
+            {"matvec": Doubling()},
+            r"OperatorEigsh: parameter 'matvec' must be an adapter with signature",
+        ),
+        (
+            {"matvec": _Twice(3), "n": 1},
+            r"OperatorEigsh: the operator's size must be an int n >= 2",
+        ),
+    ],
+)
+def test_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        OperatorEigsh(**kwargs)
