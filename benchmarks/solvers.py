@@ -5,8 +5,8 @@ For each solver, ``jit`` of the adapter's value against the same SciPy call made
 ``jit(value_and_grad)`` against the value; medians of interleaved rounds, ratios printed
 beside. Not a test: nothing is asserted.
 
-- ``Minimize`` (BFGS, L-BFGS-B): ``vmap`` over 64 Rosenbrock problems, n = 2, no
-  ``hessian`` hook (second derivatives from the exact gradient).
+- ``Minimize`` (BFGS, L-BFGS-B): ``vmap`` over 64 Rosenbrock problems, n = 2, without a
+  ``hessian`` hook (second derivatives from the exact gradient) and with one.
 - ``Root`` (hybr): a 50-unknown Bratu problem, with and without a ``jacobian`` hook.
 - ``LeastSquares`` (trf): ``vmap`` over 64 exponential fits, 2 unknowns, 20 residuals.
 - ``OdeSolve``: Robertson over [0, 40], rtol 1e-6, atol 1e-10 (BDF, Radau; the adjoint and
@@ -56,6 +56,16 @@ class Rosenbrock(jb.Adapter):
         return g * rosenbrock(x, theta)[1], g * np.array([2 * (a - x[0]), r**2])
 
 
+class HookedRosenbrock(Rosenbrock):
+    """The same with an exact ``hessian`` hook."""
+
+    def hessian(self, x, theta):
+        a, b = theta
+        r = x[1] - x[0] ** 2
+        hxx = np.array([[2 - 4 * b * r + 8 * b * x[0] ** 2, -4 * b * x[0]], [-4 * b * x[0], 2 * b]])
+        return hxx, np.array([[-2.0, -4 * r * x[0]], [0.0, 2 * r]])
+
+
 def rosenbrock(x, theta):
     """SciPy's ``fun`` with ``jac=True``: the value and the gradient in ``x``."""
     a, b = theta
@@ -86,11 +96,11 @@ class Bratu(jb.Adapter):
     vectorized = True
 
     def forward(self, u, theta):
-        return np.einsum("ij,...j->...i", _LAPLACIAN, u) + theta[..., :1] * np.exp(u)
+        return u @ _LAPLACIAN.T + theta[..., :1] * np.exp(u)
 
     def backward(self, res, g):
         u, theta, _ = res
-        gu = np.einsum("ji,...j->...i", _LAPLACIAN, g) + theta[..., :1] * np.exp(u) * g
+        gu = g @ _LAPLACIAN + theta[..., :1] * np.exp(u) * g
         return gu, np.sum(g * np.exp(u), -1, keepdims=True)
 
 
@@ -210,6 +220,7 @@ def minimize_rows(rounds: int, methods: tuple[str, ...]) -> None:
     for method in methods:
         solver = Minimize(Rosenbrock(), method=method)
         value = jax.jit(jax.vmap(solver))
+        hooked = jax.jit(jax.vmap(Minimize(HookedRosenbrock(), method=method)))
         loss = jax.jit(jax.value_and_grad(lambda x0, t: jax.vmap(solver)(x0, t).sum(), 1))
         options = defaults(method, None)  # the adapter's tight tolerances, to SciPy alike
 
@@ -222,11 +233,12 @@ def minimize_rows(rounds: int, methods: tuple[str, ...]) -> None:
             ]
 
         table(
-            f"Minimize({method}), vmap over {BATCH} Rosenbrock problems (n = 2), no hessian hook",
+            f"Minimize({method}), vmap over {BATCH} Rosenbrock problems (n = 2)",
             {
                 "scipy.optimize.minimize, Python loop": direct,
                 "jit(vmap(Minimize)) value": lambda: value(x0, theta),
                 "jit(value_and_grad) in theta": lambda: loss(x0, theta),
+                "jit(vmap(Minimize)) value, hessian hook": lambda: hooked(x0, theta),
             },
             "scipy.optimize.minimize, Python loop",
             rounds,
