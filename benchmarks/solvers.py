@@ -332,6 +332,11 @@ def ode_rows(rounds: int, methods: tuple[str, ...], contender: bool) -> None:
                 jax.value_and_grad(lambda y0, t, s=solver: s(y0, t, ts)[-1] @ weights, (0, 1))
             )
             contenders[f"jit(value_and_grad), {sensitivity}"] = lambda f=loss: f(y0, theta)
+        controlled = OdeSolve(Robertson(), method=method, control_quadrature=True, **STIFF)
+        loss = jax.jit(
+            jax.value_and_grad(lambda y0, t: controlled(y0, t, ts)[-1] @ weights, (0, 1))
+        )
+        contenders["jit(value_and_grad), adjoint, control_quadrature"] = lambda: loss(y0, theta)
         if contender:
             contenders.update(diffrax_robertson(y0, theta, weights))
         table(
