@@ -202,8 +202,14 @@ class LotkaVolterra(jb.Adapter):
 # ------------------------------------------------------------------------------- the rows
 
 
-def table(title: str, contenders: dict[str, Callable[[], object]], base: str, rounds: int):
-    times = medians(contenders, rounds)
+def table(
+    title: str,
+    contenders: dict[str, Callable[[], object]],
+    base: str,
+    rounds: int,
+    inner: int = 1,
+):
+    times = medians(contenders, rounds, inner)
     print(f"\n{title}")
     print(f"  {'':50} {'median':>10} {'÷ first':>8}")
     for name, seconds in times.items():
@@ -275,6 +281,7 @@ def root_rows(rounds: int) -> None:
         contenders,
         "scipy.optimize.root, exact jac",
         rounds,
+        inner=20,  # a millisecond each: many calls per round
     )
 
 
