@@ -72,7 +72,7 @@ class OdeSolve(jb.Adapter):
             and LSODA can creep on in minute steps, or stall, for ever.
         control_quadrature: ``True`` puts the adjoint's ``θ`` quadrature under the error
             control (``rtol``, ``atol``) with ``λ``: the ``θ`` gradient is then as accurate
-            as the ``y0`` gradient, for about 10% more time in the backward. Off by default,
+            as the ``y0`` gradient, for 10-45% more time in the backward (measured). Off by default,
             as in CVODES: held to ``atol`` from 0, at tight tolerances it can make BDF's
             Newton iterations fail on rounding alone.
         sensitivity: ``"adjoint"`` (the default): the backward re-solves each output
