@@ -37,6 +37,8 @@ class Settings(Protocol):
     def max_step(self) -> float: ...
     @property
     def max_evaluations(self) -> int: ...
+    @property
+    def control_quadrature(self) -> bool: ...
 
 
 def integrate(
@@ -367,7 +369,8 @@ def _adjoint_interval(
         return -np.concatenate([top, bottom])
 
     z0 = np.concatenate([lam_end, np.zeros(p)])
-    z, _ = integrate(settings, where, fun, jac, (end, start), z0, quadratures=p)
+    quadratures = 0 if settings.control_quadrature else p
+    z, _ = integrate(settings, where, fun, jac, (end, start), z0, quadratures=quadratures)
     return z[:n], z[n:]
 
 

@@ -29,6 +29,12 @@ estimate, so a function that varies on a smaller scale is differentiated as well
 RIDDERS_STEPS = 12
 """At most this many steps, each half the one before: down to ``FD_STEP / 2048``."""
 
+ROUGH_STEP = float(np.finfo(np.float64).eps) ** (1 / 3)
+"""The step of ``second(x, rough=True)``'s single difference, relative to ``max(1, |x_j|)``:
+6e-6, where a central difference's truncation and rounding balance at about 1e-10 on a
+function whose scale is 1 (one-sided at a bound: about 1e-5). Good enough for the matrix of
+Newton steps, which need only converge, at 2 evaluations per ``x_j`` instead of 4 to 24."""
+
 _SIGNATURE = re.compile(r"^\((\w+)\),\((\w*)\)->\((\w*)\)$")
 
 
@@ -77,11 +83,23 @@ class HostFunction:
         self.theta = theta
         self.box = box  # the differences in ``second`` stay inside it
         self.name = type(adapter).__name__
+        self._size: int | None = None  # the output's size, known after the first call
+        self.scalar = adapter.signature.replace(" ", "").endswith("->()")
 
     def _forward(self, x: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         result = self.adapter.forward(x, self.theta)
-        out, *extras = result if isinstance(result, tuple) else (result,)
-        return np.asarray(out, np.float64), tuple(np.asarray(e) for e in extras)
+        if not isinstance(result, tuple):
+            out, extras = np.asarray(result, np.float64), ()
+        else:
+            out, extras = np.asarray(result[0], np.float64), tuple(map(np.asarray, result[1:]))
+        self._size = out.shape[-1] if out.ndim else 1
+        return out, extras
+
+    def size(self, x: np.ndarray) -> int:
+        """The output's size (1 for a scalar), from one ``forward`` call at most."""
+        if self._size is None:
+            self._forward(x)
+        return self._size  # pyright: ignore[reportReturnType]
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return self._forward(np.asarray(x, np.float64))[0]
@@ -100,6 +118,13 @@ class HostFunction:
                 cotangent(self.name, self.adapter, 0, gx, (k, n), 1),
                 cotangent(self.name, self.adapter, 1, gt, (k, p), 1),
             )
+        if k == 1:  # (a scalar objective's gradient: SciPy asks for it at every step)
+            gx, gt = self.adapter.backward((x, self.theta, out, *extras), gs[0])[:2]
+            if not _exactly(gx, n):
+                gx = cotangent(self.name, self.adapter, 0, gx, (n,))
+            if not _exactly(gt, p):
+                gt = cotangent(self.name, self.adapter, 1, gt, (p,))
+            return out, gx[None], gt[None]
         gxs, gts = np.empty((k, n)), np.empty((k, p))
         for i, g in enumerate(gs):
             gx, gt = self.adapter.backward((x, self.theta, out, *extras), np.asarray(g))[:2]
@@ -110,25 +135,25 @@ class HostFunction:
     def value_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """Of a scalar objective, for SciPy: ``(f, ∂f/∂x)`` from one forward and one
         backward call."""
-        out, gx, _ = self.pullbacks(x, np.ones((1,)))
+        out, gx, _ = self.pullbacks(x, _ONE)
         return float(out), gx[0]
 
     def gradient(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Of a scalar objective: ``(∂f/∂x, ∂f/∂θ)`` from one ``backward`` call."""
-        _, gx, gt = self.pullbacks(x, np.ones((1,)))
+        _, gx, gt = self.pullbacks(x, _ONE)
         return gx[0], gt[0]
 
     def jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Of a vector function: ``(∂F/∂x, ∂F/∂θ)``, (m, n) and (m, p), from the user's
         ``jacobian`` hook or from ``backward`` with each unit cotangent."""
         x = np.asarray(x, np.float64)
+        m = self.size(x)
         hook: Any = getattr(self.adapter, "jacobian", None)
         if callable(hook):
-            m, n, p = self(x).shape[-1], x.shape[-1], self.theta.shape[-1]
+            n, p = x.shape[-1], self.theta.shape[-1]
             pair: Any = hook(x, self.theta)
             jx, jt = pair
             return self._hooked("jacobian", jx, (m, n)), self._hooked("jacobian", jt, (m, p))
-        m = self(x).shape[-1]
         return self.pullbacks(x, np.eye(m))[1:]
 
     def first(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -143,11 +168,7 @@ class HostFunction:
             )
         return array
 
-    @property
-    def scalar(self) -> bool:
-        return self.adapter.signature.replace(" ", "").endswith("->()")
-
-    def second(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def second(self, x: np.ndarray, rough: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """``(∂²/∂x², ∂²/∂x∂θ)``: (n, n) and (n, p) for a scalar function, (m, n, n) and
         (m, n, p) for a vector one.
 
@@ -155,12 +176,13 @@ class HostFunction:
         ``x_j`` of the exact first derivatives (``backward``), extrapolated by Ridders'
         method (see ``_column``): accurate to about 1e-12 relative on smooth functions of
         any scale, at 4 to 24 evaluations of the gradient or Jacobian per ``x_j``;
-        symmetrised in x. Inside a ``box``, no step leaves it.
+        symmetrised in x. Inside a ``box``, no step leaves it. ``rough``: one difference per
+        ``x_j`` of step ``ROUGH_STEP`` instead, about 1e-10 relative (for Newton steps).
         """
         x = np.asarray(x, np.float64)
         hook: Any = getattr(self.adapter, "hessian", None)
         if callable(hook):
-            lead = () if self.scalar else self(x).shape[-1:]
+            lead = () if self.scalar else (self.size(x),)
             n, p = x.shape[-1], self.theta.shape[-1]
             pair: Any = hook(x, self.theta)
             hxx, hxt = pair
@@ -169,14 +191,16 @@ class HostFunction:
             )
         at_x = self.first(x)
         sizes = [d.size for d in at_x]
-        columns = [self._column(x, j, at_x) for j in range(x.shape[-1])]
+        columns = [self._column(x, j, at_x, rough) for j in range(x.shape[-1])]
         # column j holds ∂/∂x_j of the first derivatives: of ∂f/∂x (.., n) and ∂f/∂θ (.., p)
         stacked = np.stack(columns, axis=-1) if columns else np.zeros((sum(sizes), 0))
         hxx = stacked[: sizes[0]].reshape(*at_x[0].shape, x.shape[-1])
         hxt = np.swapaxes(stacked[sizes[0] :].reshape(*at_x[1].shape, x.shape[-1]), -1, -2)
         return (hxx + np.swapaxes(hxx, -1, -2)) / 2, hxt
 
-    def _column(self, x: np.ndarray, j: int, at_x: tuple[np.ndarray, ...]) -> np.ndarray:
+    def _column(
+        self, x: np.ndarray, j: int, at_x: tuple[np.ndarray, ...], rough: bool = False
+    ) -> np.ndarray:
         """∂/∂x_j of the first derivatives (flattened), by Ridders' method: differences
         with steps ``h``, ``h / 2``, ``h / 4``, ..., from ``h = FD_STEP * max(1, |x_j|)``,
         extrapolated to step 0 (Neville's tableau), stopping when the estimates' error
@@ -185,8 +209,9 @@ class HostFunction:
         Central differences, but one-sided into the box where ``x_j`` is within ``h`` of a
         bound (the function may be undefined beyond it), with ``h`` no larger than the room
         there. ``at_x`` are the first derivatives at ``x`` (the one-sided base point).
+        ``rough``: the one difference of step ``ROUGH_STEP * max(1, |x_j|)``.
         """
-        h = FD_STEP * max(1.0, abs(x[j]))
+        h = (ROUGH_STEP if rough else FD_STEP) * max(1.0, abs(x[j]))
         side = 0  # central
         if self.box is not None:
             below, above = x[j] - self.box[0][j], self.box[1][j] - x[j]
@@ -208,6 +233,8 @@ class HostFunction:
         # the error of a difference runs in powers of h² (central) or of h (one-sided)
         ratio = 4.0 if side == 0 else 2.0
         rows = [difference(h)]
+        if rough:
+            return rows[0]
         best, error = rows[0], np.inf
         for _ in range(RIDDERS_STEPS - 1):
             h /= 2
@@ -225,5 +252,14 @@ class HostFunction:
         return best
 
 
+_ONE = np.ones((1,))  # the cotangent of a scalar objective
+_ONE.flags.writeable = False
+
+
+def _exactly(value: object, n: int) -> bool:
+    """Whether a cotangent is a float64 array of shape ``(n,)``: nothing to check or mend."""
+    return type(value) is np.ndarray and value.shape == (n,) and value.dtype == np.float64
+
+
 def _largest(a: np.ndarray) -> float:
-    return float(np.max(np.abs(a), initial=0.0))
+    return float(np.abs(a).max()) if a.size else 0.0

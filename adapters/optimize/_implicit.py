@@ -85,13 +85,16 @@ def outcome(routine: str, method: str, result: Any) -> str:
 class System(Protocol):
     def residual(self, z: np.ndarray, /) -> np.ndarray: ...
 
-    def linearize(self, z: np.ndarray, /) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(F, J_z, J_q)`` at ``z``."""
+    def linearize(
+        self, z: np.ndarray, rough: bool = False, /
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(F, J_z, J_q)`` at ``z``; ``rough``: second derivatives in them need only be
+        good enough for Newton steps (see ``HostFunction.second``)."""
         ...
 
 
 def _norm(v: np.ndarray) -> float:
-    return float(np.max(np.abs(v))) if v.size else 0.0
+    return float(np.abs(v).max()) if v.size else 0.0
 
 
 def settle(
@@ -104,27 +107,37 @@ def settle(
     scale`` (even if SciPy reported success), if refinement does not reach ``TIGHT *
     scale``, or if ``J_z`` is singular there. ``start=False`` skips the first check (for a
     point already refined under another active set).
+
+    The first steps reuse one rough ``J_z`` (the chord method: from SciPy's answer they
+    converge as fast as Newton's, to rounding), so the accurate derivatives, the costly
+    part, are computed once, where the refinement ends; Newton steps with accurate ones
+    follow only where the rough ones did not reach ``TIGHT * scale``.
     """
-    size = _norm(system.residual(z))
+    f = system.residual(z)
+    size = _norm(f)
     if start and not size <= LOOSE * scale:  # NaN fails too
         what = "but its answer" if success else "and its last iterate"
         raise failure(
             f"{verdict}, {what} misses the optimality conditions by {size:.2e} (max norm; "
             f"allowed {LOOSE * scale:.1e})"
         )
+    if _norm(f) != 0:
+        _, rough, _ = system.linearize(z, True)
+        z, f = _chord(system, z, f, rough)
     f, jz, jq = system.linearize(z)
-    for _ in range(REFINEMENTS):
-        if _norm(f) == 0:
-            break
-        try:
-            step = np.linalg.solve(jz, f)
-        except np.linalg.LinAlgError:
-            break
-        candidate = z - step
-        if not _norm(system.residual(candidate)) < _norm(f):
-            break
-        z = candidate
-        f, jz, jq = system.linearize(z)
+    if not _norm(f) <= TIGHT * scale:  # Newton proper, where the rough steps fell short
+        for _ in range(REFINEMENTS):
+            if _norm(f) == 0:
+                break
+            try:
+                step = np.linalg.solve(jz, f)
+            except np.linalg.LinAlgError:
+                break
+            candidate = z - step
+            if not _norm(system.residual(candidate)) < _norm(f):
+                break
+            z = candidate
+            f, jz, jq = system.linearize(z)
     if not _norm(f) <= TIGHT * scale:
         raise failure(
             f"{verdict}; Newton refinement of its answer stalled at optimality residual "
@@ -139,6 +152,26 @@ def settle(
             "has no derivative"
         )
     return z, f, jz, jq
+
+
+def _chord(
+    system: System, z: np.ndarray, f: np.ndarray, matrix: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Up to ``REFINEMENTS`` steps ``z - matrix⁻¹ F(z)`` from ``z`` (where ``F`` is ``f``),
+    while each reduces ``|F|``. Returns the last ``(z, F(z))``."""
+    for _ in range(REFINEMENTS):
+        if _norm(f) == 0:
+            break
+        try:
+            step = np.linalg.solve(matrix, f)
+        except np.linalg.LinAlgError:
+            break
+        candidate = z - step
+        moved = system.residual(candidate)
+        if not _norm(moved) < _norm(f):
+            break
+        z, f = candidate, moved
+    return z, f
 
 
 def reciprocal_condition(a: np.ndarray) -> float:
@@ -157,8 +190,8 @@ def require_positive_definite(h: np.ndarray, what: str) -> None:
     """A strict local minimum: ``h`` (symmetric) positive definite, else ``OptimizeError``."""
     if h.size == 0:
         return
-    smallest = float(np.linalg.eigvalsh((h + h.T) / 2)[0])
-    largest = float(np.max(np.abs(np.linalg.eigvalsh((h + h.T) / 2))))
+    eigenvalues = np.linalg.eigvalsh((h + h.T) / 2)
+    smallest, largest = float(eigenvalues[0]), float(np.max(np.abs(eigenvalues)))
     if not smallest > SINGULAR * max(largest, 1.0):
         raise failure(
             f"the answer is not a strict local minimum: {what} is not positive definite there "

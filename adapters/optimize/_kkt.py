@@ -51,17 +51,17 @@ class KKTSystem:
         stationarity = self.f.gradient(x)[0] - jx.T @ mu
         return np.concatenate([stationarity, np.where(self.active, self.values(x), mu)])
 
-    def linearize(self, z):
+    def linearize(self, z, rough=False):
         x, mu = z[: self.n], z[self.n :]
         n, m = self.n, self.m
         gx, _ = self.f.gradient(x)
-        hxx, hxt = self.f.second(x)
+        hxx, hxt = self.f.second(x, rough)
         jx, jt = self.jacobians(x)
         stops = np.cumsum(self.sizes, dtype=int)
         for c, start, stop in zip(self.constraints, stops - np.asarray(self.sizes, int), stops):
             weights = mu[start:stop]
             if np.any(weights != 0):
-                cxx, cxt = c.second(x)
+                cxx, cxt = c.second(x, rough)
                 hxx = hxx - np.einsum("j,jab->ab", weights, cxx)
                 hxt = hxt - np.einsum("j,jab->ab", weights, cxt)
         inactive = np.flatnonzero(~self.active)

@@ -27,7 +27,7 @@ ROUNDS = 3
 class Objective(Protocol):
     def gradient(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
 
-    def second(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    def second(self, x: np.ndarray, rough: bool = False) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 class BoxSystem:
@@ -49,9 +49,9 @@ class BoxSystem:
             g[self.at_upper] = (x - upper)[self.at_upper]
         return g
 
-    def linearize(self, x):
+    def linearize(self, x, rough=False):
         gx, _ = self.f.gradient(x)
-        hxx, hxt = self.f.second(x)
+        hxx, hxt = self.f.second(x, rough)
         n, p = self.n, self.p
         jz = hxx.copy()
         jq = hxt if self.bounds is None else np.concatenate([hxt, np.zeros((n, 2 * n))], 1)

@@ -101,10 +101,10 @@ class _SumOfSquares:
         values = self.r(x)
         return jx.T @ values, jt.T @ values
 
-    def second(self, x):
+    def second(self, x, rough=False):
         jx, jt = self.r.jacobian(x)
         values = self.r(x)
-        rxx, rxt = self.r.second(x)
+        rxx, rxt = self.r.second(x, rough)
         return (
             jx.T @ jx + np.einsum("i,iab->ab", values, rxx),
             jx.T @ jt + np.einsum("i,iab->ab", values, rxt),

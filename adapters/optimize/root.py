@@ -86,6 +86,6 @@ class _RootSystem:
     def residual(self, x):
         return self.fun(x)
 
-    def linearize(self, x):
+    def linearize(self, x, rough=False):  # (exact first derivatives: never rough)
         jx, jt = self.fun.jacobian(x)
         return self.fun(x), jx, jt
