@@ -9,7 +9,7 @@ from jaxbridge.adapters.integrate import OdeSolve, Quad
 
 CASES = [
     Case(
-        OdeSolve(Damped(), method="LSODA", rtol=1e-10, atol=1e-12, sensitivity="forward"),
+        OdeSolve(Damped(), method="LSODA", rtol=1e-12, atol=1e-14, sensitivity="forward"),
         skipped=HOST_RULES,
         float32=False,
     ),
