@@ -1,7 +1,8 @@
 """jaxbridge: call NumPy and SciPy routines from JAX, under ``jit``, ``vmap`` and ``grad``."""
 
 from ._adapter import Adapter as Adapter
+from ._dtypes import result_dtype as result_dtype
 from ._transport import set_transport as set_transport
 from ._transport import transport as transport
 
-__all__ = ["Adapter", "set_transport", "transport"]
+__all__ = ["Adapter", "result_dtype", "set_transport", "transport"]

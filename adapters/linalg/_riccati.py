@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._failure import OnFailure, nan_results
 from ._solving import failure, require_finite
 
 
@@ -36,7 +37,7 @@ def solve_are(
     b: np.ndarray,
     q: np.ndarray,
     r: np.ndarray,
-    on_failure: str,
+    on_failure: OnFailure,
 ) -> np.ndarray:
     """The stabilising solution of a Riccati equation, in float64, or a clear error.
 
@@ -89,10 +90,8 @@ def solve_are(
             f"{function}: the equation has no stabilising solution (the closed loop of "
             "SciPy's solution is not stable; is (a, b) stabilisable and (a, q) detectable?)"
         )
-    except np.linalg.LinAlgError:
-        if on_failure != "nan":
-            raise
-        return np.full(a.shape, np.nan)
+    except np.linalg.LinAlgError as error:
+        return nan_results(on_failure, error, a.shape)
 
 
 _NEWTON_STEPS = 30

@@ -22,7 +22,7 @@ import scipy.special
 
 import jaxbridge as jb
 
-from ._common import exact_floats, float_dtype, host_dtype
+from ._common import exact_floats
 from ._fixed import held_fixed
 
 _NO_SHAPE_DERIVATIVE = (
@@ -62,16 +62,16 @@ class Gammaincinv(jb.Adapter):
     domains = {"a": _shape, "p": _probability}
 
     def residual_specs(self, a, p):
-        return (jax.ShapeDtypeStruct((), float_dtype(a, p)),) * 2  # log Γ(a), log x
+        return (jax.ShapeDtypeStruct((), jb.result_dtype(a, p)),) * 2  # log Γ(a), log x
 
     def __call__(self, a, p):
         return super().__call__(held_fixed("gammaincinv", "a", _NO_SHAPE_DERIVATIVE, a), p)
 
     def output_specs(self, a, p):
-        return jax.ShapeDtypeStruct(jnp.broadcast_shapes(a.shape, p.shape), float_dtype(a, p))
+        return jax.ShapeDtypeStruct(jnp.broadcast_shapes(a.shape, p.shape), jb.result_dtype(a, p))
 
     def forward(self, a, p):
-        dtype = host_dtype(a, p)
+        dtype = jb.result_dtype(a, p)
         x = scipy.special.gammaincinv(*exact_floats(a, p)).astype(dtype)
         a64, p64 = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(p, np.float64))
         log_gamma = scipy.special.gammaln(a64)
@@ -119,7 +119,7 @@ class Betaincinv(jb.Adapter):
     domains = {"a": _shape, "b": _shape, "y": _probability}
 
     def residual_specs(self, a, b, y):
-        return (jax.ShapeDtypeStruct((), float_dtype(a, b, y)),) * 3  # log B, log x, log(1-x)
+        return (jax.ShapeDtypeStruct((), jb.result_dtype(a, b, y)),) * 3  # log B, log x, log(1-x)
 
     def __call__(self, a, b, y):
         a = held_fixed("betaincinv", "a", _NO_SHAPE_DERIVATIVE, a)
@@ -128,10 +128,10 @@ class Betaincinv(jb.Adapter):
 
     def output_specs(self, a, b, y):
         shape = jnp.broadcast_shapes(a.shape, b.shape, y.shape)
-        return jax.ShapeDtypeStruct(shape, float_dtype(a, b, y))
+        return jax.ShapeDtypeStruct(shape, jb.result_dtype(a, b, y))
 
     def forward(self, a, b, y):
-        dtype = host_dtype(a, b, y)
+        dtype = jb.result_dtype(a, b, y)
         x = scipy.special.betaincinv(*exact_floats(a, b, y)).astype(dtype)
         a64, b64, y64 = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, y)))
         log_beta = scipy.special.betaln(a64, b64)
