@@ -1,9 +1,16 @@
 """Ready adapters: ``from jaxbridge.adapters import Doubling, Linear, LinearSolve, ...``.
 
 The SciPy ones live in subpackages that mirror SciPy's modules (``jaxbridge.adapters.linalg``
-for ``scipy.linalg``, ...); the classes are re-exported here.
+for ``scipy.linalg``, ...); the classes are re-exported here, with ``Failure``, the base of
+the errors an adapter with ``on_failure`` raises where it has no trustworthy result
+(``SolveFailure``, ``IntegrationFailure``, ``OptimizeError``, ``InterpolationFailure``).
 """
 
+from ._failure import Failure as Failure
+from ._failure import IntegrationFailure as IntegrationFailure
+from ._failure import InterpolationFailure as InterpolationFailure
+from ._failure import OptimizeError as OptimizeError
+from ._failure import SolveFailure as SolveFailure
 from .doubling import Doubling as Doubling
 from .integrate import OdeSolve as OdeSolve
 from .integrate import Quad as Quad
@@ -22,6 +29,9 @@ from .sigmoid import Sigmoid as Sigmoid
 
 __all__ = [
     "Doubling",
+    "Failure",
+    "IntegrationFailure",
+    "InterpolationFailure",
     "LeastSquares",
     "Linear",
     "LinearSolve",
@@ -30,10 +40,12 @@ __all__ = [
     "MinimizeBounded",
     "MinimizeConstrained",
     "OdeSolve",
+    "OptimizeError",
     "Quad",
     "ReLU",
     "Root",
     "Sigmoid",
+    "SolveFailure",
     "SparseSolve",
     "SylvesterSolve",
 ]
