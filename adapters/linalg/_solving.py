@@ -255,7 +255,7 @@ def schur_solve(
     decomposition. If ``singular`` is given, ``trsyl`` having to perturb the equation (two
     eigenvalues within working precision of cancelling) raises it as an error.
     """
-    dtype = np.result_type(t, s, stack)
+    dtype = jb.result_dtype(t, s, stack)
     (trsyl,) = scipy.linalg.get_lapack_funcs(("trsyl",), (t.astype(dtype),))
     f = np.swapaxes(u, -1, -2) @ stack @ v
     ys = np.empty_like(f, dtype=dtype)

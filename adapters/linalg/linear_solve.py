@@ -166,7 +166,7 @@ class _LUSolve(jb.Adapter):
                 return (apply_inverse(lu, stack, self.trans),)
             return (_lu_solve(lu, piv, stack, self.trans),)
 
-        return solve_per_matrix([lu, piv], [2, 1], b, 1, solve, np.result_type(lu, b), ())[0]
+        return solve_per_matrix([lu, piv], [2, 1], b, 1, solve, jb.result_dtype(lu, b), ())[0]
 
     def pushforward(self, res, tangents):
         a, lu, piv, _, x = res
@@ -197,7 +197,7 @@ class _CholeskySolve(jb.Adapter):
             c = c.T  # saved transposed (see _cholesky)
             return (scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T,)
 
-        return solve_per_matrix([c, kind], [2, 1], b, 1, solve, np.result_type(c, b), ())[0]
+        return solve_per_matrix([c, kind], [2, 1], b, 1, solve, jb.result_dtype(c, b), ())[0]
 
     def pushforward(self, res, tangents):
         a, c, kind, _, x = res

@@ -93,7 +93,7 @@ class _SchurLyapunovSolve(jb.Adapter):
         def solve(u, t, stack):
             return (schur_solve(u, t, u, t, stack, trans),)
 
-        return solve_per_matrix([u, t], [2, 2], q, 2, solve, np.result_type(t, q), ())[0]
+        return solve_per_matrix([u, t], [2, 2], q, 2, solve, jb.result_dtype(t, q), ())[0]
 
     def pushforward(self, res, tangents):
         a, u, t, _, x = res

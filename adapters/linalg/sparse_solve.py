@@ -234,7 +234,7 @@ class _SparseLUSolve(jb.Adapter):
     vectorized = True
 
     def forward(self, data, values, indices, pointers, perms, b):
-        dtype = np.result_type(values, b)
+        dtype = jb.result_dtype(values, b)
 
         def solve(data, values, indices, pointers, perms, stack):
             stack = stack.T.astype(dtype)

@@ -100,7 +100,7 @@ class _SchurSylvesterSolve(jb.Adapter):
         def solve(u, t, v, s, stack):
             return (schur_solve(u, t, v, s, stack, (op, op)),)
 
-        dtype = np.result_type(t, s, q)
+        dtype = jb.result_dtype(t, s, q)
         return solve_per_matrix([u, t, v, s], [2, 2, 2, 2], q, 2, solve, dtype, ())[0]
 
     def pushforward(self, res, tangents):
