@@ -1,9 +1,16 @@
 """Ready adapters: ``from jaxbridge.adapters import Doubling, Linear, LinearSolve, ...``.
 
 The SciPy ones live in subpackages that mirror SciPy's modules (``jaxbridge.adapters.linalg``
-for ``scipy.linalg``, ...); the classes are re-exported here.
+for ``scipy.linalg``, ...); the classes are re-exported here, with ``Failure``, the base of
+the errors an adapter with ``on_failure`` raises where it has no trustworthy result
+(``SolveFailure``, ``IntegrationFailure``, ``OptimizeError``, ``InterpolationFailure``).
 """
 
+from ._failure import Failure as Failure
+from ._failure import IntegrationFailure as IntegrationFailure
+from ._failure import InterpolationFailure as InterpolationFailure
+from ._failure import OptimizeError as OptimizeError
+from ._failure import SolveFailure as SolveFailure
 from .doubling import Doubling as Doubling
 from .integrate import OdeSolve as OdeSolve
 from .integrate import Quad as Quad
@@ -28,6 +35,9 @@ __all__ = [
     "Doubling",
     "Eigsh",
     "ExpmMultiply",
+    "Failure",
+    "IntegrationFailure",
+    "InterpolationFailure",
     "LeastSquares",
     "Linear",
     "LinearSolve",
@@ -37,10 +47,12 @@ __all__ = [
     "MinimizeConstrained",
     "OdeSolve",
     "OperatorEigsh",
+    "OptimizeError",
     "Quad",
     "ReLU",
     "Root",
     "Sigmoid",
+    "SolveFailure",
     "SparseSolve",
     "Svds",
     "SylvesterSolve",

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, dataclass_transform
+from typing import Any, ClassVar, Literal, dataclass_transform
 
 import jax
 import jax.numpy as jnp
@@ -15,6 +16,7 @@ from jax.core import Tracer
 
 from ._bridge import call, host_pullback, host_pushforward
 from ._domain import Domain
+from ._dtypes import result_dtype
 from ._plan import arg_names, default_rule
 from ._primitives import api_boundary
 from ._signature import bind_dims, core_shape, parse
@@ -41,6 +43,8 @@ class Adapter:
 
     Static parameters are annotated class attributes; each subclass becomes a frozen
     dataclass, so ``LinearSolve(assume_a="pos")`` is immutable, comparable and hashable.
+    One annotated ``typing.Literal[...]`` takes only those values, checked when the adapter
+    is made.
 
     Call an adapter on arrays whose trailing axes match ``signature``; leading axes are
     batch axes and broadcast like a NumPy gufunc. Integer and bool arguments get no
@@ -145,6 +149,8 @@ class Adapter:
                 raise
             for field in dataclasses.fields(self):
                 _check_parameter(type(self).__name__, field.name, getattr(self, field.name))
+            for name, choices in _choices(type(self)).items():
+                _check_choice(type(self).__name__, name, getattr(self, name), choices)
 
         setattr(cls, "__init__", checked_init)  # not `cls.__init__ = `: type checkers keep
         # the dataclass signature for the constructor
@@ -228,8 +234,8 @@ class Adapter:
     def output_specs(self, *args: jax.ShapeDtypeStruct) -> Any:
         """Core shapes and dtypes of the outputs, given those of the inputs.
 
-        The default sizes each output from ``signature`` and gives it the inputs' common
-        floating dtype (or their common dtype if none is floating). Override it when the
+        The default sizes each output from ``signature`` and gives it ``result_dtype`` of
+        the inputs (their common dtype if none is floating). Override it when the
         signature cannot say, e.g. for ``"(n)->(k)"``; return a ``jax.ShapeDtypeStruct`` or
         a tuple of them.
         """
@@ -238,9 +244,8 @@ class Adapter:
         sizes = bind_dims(
             owner, arg_names(type(self)), signature.inputs, tuple(a.shape for a in args)
         )
-        dtypes = [a.dtype for a in args]
-        floating = [d for d in dtypes if jnp.issubdtype(d, jnp.floating)]  # bfloat16 too
-        dtype = jnp.result_type(*floating) if floating else np.result_type(*dtypes)
+        floating = any(jnp.issubdtype(a.dtype, jnp.floating) for a in args)  # bfloat16 too
+        dtype = result_dtype(*args) if floating else np.result_type(*(a.dtype for a in args))
         return tuple(
             jax.ShapeDtypeStruct(core_shape(owner, core, sizes), dtype)
             for core in signature.outputs
@@ -259,6 +264,27 @@ class Adapter:
     @api_boundary  # errors show the caller's frames, not jaxbridge's or JAX's
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return call(self, args, kwargs)
+
+
+@functools.cache
+def _choices(cls: type) -> dict[str, tuple[object, ...]]:
+    """The static parameters annotated ``Literal[...]``, with the values each may take."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except (NameError, TypeError):  # an annotation that cannot be resolved: nothing to check
+        return {}
+    fields = {field.name for field in dataclasses.fields(cls)}
+    return {
+        name: typing.get_args(hint)
+        for name, hint in hints.items()
+        if name in fields and typing.get_origin(hint) is Literal
+    }
+
+
+def _check_choice(owner: str, name: str, value: object, choices: tuple[object, ...]) -> None:
+    if value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{owner}: parameter '{name}' must be one of {allowed}; got {value!r}.")
 
 
 def _check_parameter(owner: str, name: str, value: object) -> None:

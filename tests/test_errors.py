@@ -1,12 +1,28 @@
 """Bad input and bad host results give clear errors naming the adapter, argument and shapes."""
 
+from typing import Literal
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _integrate_cases import Exponential
 
 import jaxbridge as jb
-from jaxbridge.adapters import Doubling, Linear, special
+from jaxbridge.adapters import (
+    Doubling,
+    Failure,
+    IntegrationFailure,
+    InterpolationFailure,
+    Linear,
+    LinearSolve,
+    OptimizeError,
+    Quad,
+    Root,
+    SolveFailure,
+    special,
+)
+from jaxbridge.adapters.interpolate import CubicSpline
 
 
 class Faulty(jb.Adapter):
@@ -431,3 +447,68 @@ def test_an_eager_error_shows_the_callers_frames_not_jaxbridges_or_jaxs():
     # the user's forward, where the error was raised, stays in the cause
     cause = traceback.extract_tb(caught.value.__cause__.__traceback__)
     assert cause[-1].name == "forward" and cause[-1].filename == __file__
+
+
+def test_a_literal_static_parameter_takes_only_its_values():
+    class Rounding(jb.Adapter):
+        mode: Literal["down", "up"] = "down"
+        signature = "()->()"
+
+        def forward(self, x):
+            return np.floor(x) if self.mode == "down" else np.ceil(x)
+
+    assert Rounding("up").mode == "up"
+    with pytest.raises(
+        ValueError, match="Rounding: parameter 'mode' must be one of 'down', 'up'; got 'near'"
+    ):
+        Rounding("near")  # type: ignore[arg-type]
+
+
+class _CubeRoot(jb.Adapter):
+    """``x³ - θ``."""
+
+    signature = "(n),(p)->(n)"
+
+    def forward(self, x, theta):
+        return x**3 - theta
+
+
+NAN = np.array([np.nan])
+
+# (an adapter class made with on_failure, its arguments that have no trustworthy result, the
+# family's own exception type, which users caught before there was a common base)
+FAILING = {
+    "singular matrix": (LinearSolve, {}, (np.zeros((2, 2)), np.ones(2)), np.linalg.LinAlgError),
+    "NaN parameter of an integral": (
+        Quad,
+        {"integrand": Exponential()},
+        (NAN, 0.0, 1.0),
+        RuntimeError,
+    ),
+    "NaN parameter of a root": (Root, {"residual": _CubeRoot()}, (np.ones(1), NAN), RuntimeError),
+    "repeated sites": (
+        CubicSpline,
+        {},
+        (np.array([0.0, 0.0, 1.0]), np.ones(3), np.ones(2)),
+        ValueError,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILING))
+def test_every_family_fails_with_a_failure_that_names_the_adapter_and_the_way_out(case):
+    cls, parameters, args, family_type = FAILING[case]
+    with pytest.raises(Failure) as caught:
+        cls(**parameters)(*args)
+    assert isinstance(caught.value, family_type)
+    assert str(caught.value).startswith(f"{cls.__name__}.forward raised")
+    assert "Pass on_failure='nan' to get NaN results instead of this error." in str(caught.value)
+    assert np.isnan(cls(**parameters, on_failure="nan")(*args)).all()
+
+
+def test_the_failure_types_are_the_families_own():
+    assert {SolveFailure, IntegrationFailure, OptimizeError, InterpolationFailure} <= set(
+        Failure.__subclasses__()
+    )
+    assert issubclass(SolveFailure, np.linalg.LinAlgError)
+    assert issubclass(InterpolationFailure, ValueError)

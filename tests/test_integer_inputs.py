@@ -1,5 +1,6 @@
 """Integer and bool arguments under 64-bit mode: every adapter computes in the declared
-float64, not in float32 (the host cannot tell 64-bit mode from an int16 argument).
+float64, not in float32 (the host cannot tell 64-bit mode from an int16 argument); and one
+rule, ``jaxbridge.result_dtype``, gives both the declared dtype and the host's.
 
 Before the fix, ``lambertw``, ``jv yv iv ive kv kve`` with int32/int16/uint8/bool
 arguments computed in float32 and returned float64 (1.5e-8 to 5.7e-8 relative error), and
@@ -17,11 +18,20 @@ import numpy as np
 import pytest
 import scipy.linalg
 import scipy.signal
-from _integrate_cases import Exponential
+from _integrate_cases import Decay, Exponential
 from _special_references import mp_float
 
 import jaxbridge as jb
-from jaxbridge.adapters import LinearSolve, LyapunovSolve, Quad, Root, SparseSolve, SylvesterSolve
+from jaxbridge.adapters import (
+    LinearSolve,
+    LyapunovSolve,
+    OdeSolve,
+    Quad,
+    Root,
+    SparseSolve,
+    SylvesterSolve,
+)
+from jaxbridge.adapters.interpolate import CubicSpline, PchipInterpolator
 from jaxbridge.adapters.linalg import (
     logm,
     solve_continuous_are,
@@ -41,6 +51,7 @@ from jaxbridge.adapters.special import (
     lambertw,
     yv,
 )
+from jaxbridge.adapters.stats import OneShapeFunction, TwoShapeFunction
 
 INTEGERS = [np.int32, np.int16, np.uint8]
 EPS = float(np.finfo(np.float64).eps)
@@ -207,3 +218,64 @@ def test_optimize_and_integrate_of_integers_in_float64(integer):
     theta, lower, upper = (np.array(v).astype(integer) for v in ([2], 0, 1))
     got = _float64(Quad(Exponential()), theta, lower, upper)
     np.testing.assert_allclose(got, (np.exp(2.0) - 1) / 2, rtol=4 * EPS)
+
+
+DTYPES = [np.bool_, np.uint8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64]
+
+
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("first", DTYPES)
+@pytest.mark.parametrize("second", [*DTYPES, jnp.bfloat16])
+def test_result_dtype_is_jax_promotion_with_a_weak_float(first, second, x64):
+    """What the bridge declares (``result_dtype``, canonicalized) is JAX's own promotion of
+    the arguments with a Python float, in either mode (of the dtypes that mode has)."""
+    if not x64 and 8 in (np.dtype(first).itemsize, np.dtype(second).itemsize):
+        pytest.skip("no 64-bit arrays with 64-bit mode off")
+    specs = [jax.ShapeDtypeStruct((), d) for d in (first, second)]
+    with jax.enable_x64(x64):
+        declared = jax.dtypes.canonicalize_dtype(jb.result_dtype(*specs))
+        assert declared == jnp.result_type(first, second, float)
+
+
+def _dtype_cases():
+    """(adapter, integer-valued arguments of one call) for every family whose adapters take
+    integer-castable arguments."""
+    cases = {name: (adapter, args) for name, (adapter, args, _) in _linalg_cases().items()}
+    b, a, x = np.array([1, 1, 0]), np.array([3, 1, 1]), np.array([1, 0, 1, 1, 0, 1, 0, 0])
+    sites, values, queries = np.arange(5), np.array([0, 1, 4, 2, 3]), np.array([0, 1, 3, 4])
+    cases |= {
+        "lfilter": (lfilter, (b, a, x)),
+        "sosfilt": (sosfilt, (np.array([[1, 1, 0, 3, 1, 1]]), x)),
+        **{name: (SPECIAL[name][0], (V, X)) for name in ("jv", "kv")},
+        "lambertw": (lambertw, (X,)),
+        "gammaincinv": (gammaincinv, (V + 1, np.array([0, 1, 1, 0, 1, 1]))),
+        "betaincinv": (betaincinv, (V + 1, X, np.array([0, 1, 1, 0, 1, 1]))),
+        "CubicSpline": (CubicSpline(), (sites, values, queries)),
+        "PchipInterpolator": (PchipInterpolator(), (sites, values, queries)),
+        "gamma.cdf": (OneShapeFunction("gamma.cdf"), (V + 1, X)),
+        "beta.sf": (TwoShapeFunction("beta.sf"), (V + 1, X, np.array([0, 1, 1, 0, 1, 1]))),
+        "Root": (Root(_CubeRoot()), (np.array([1]), np.array([2]))),
+        "Quad": (Quad(Exponential()), (np.array([2]), np.array(0), np.array(1))),
+        "OdeSolve": (OdeSolve(Decay()), (np.array([3]), np.array([1]), np.array([0, 1, 2]))),
+    }
+    return cases
+
+
+@pytest.mark.parametrize("kind", [np.int16, np.int32, np.float32])
+@pytest.mark.parametrize("name", sorted(_dtype_cases()))
+def test_one_rule_for_declared_and_computed_dtypes(name, kind):
+    """Under 64-bit mode, integer arguments give float64 results, declared and computed on the
+    host, equal to the last bit to those of the same values in float64 (the same float64
+    computation, not a float32 one cast up); float32 arguments give float32, both sides."""
+    adapter, args = _dtype_cases()[name]
+    cast = tuple(np.asarray(v).astype(kind) for v in args)
+    expected = np.dtype(np.float32 if kind is np.float32 else np.float64)
+    with jax.enable_x64(True):
+        declared = jax.tree.leaves(jax.eval_shape(adapter, *cast))[0].dtype
+        got = np.asarray(jax.jit(adapter)(*cast))
+        reference = np.asarray(jax.jit(adapter)(*(np.asarray(v, np.float64) for v in args)))
+    host = adapter.forward(*cast)  # as the bridge calls it, outside JAX
+    host = host[0] if isinstance(host, tuple) else host
+    assert (declared, np.asarray(host).dtype, got.dtype) == (expected,) * 3
+    if kind is not np.float32:
+        np.testing.assert_array_equal(got, reference)

@@ -16,6 +16,7 @@ import numpy as np
 
 import jaxbridge as jb
 
+from .._failure import IntegrationFailure
 from .._host_cotangents import checked, cotangent
 
 
@@ -28,15 +29,7 @@ def check_positive(owner: str, name: str, value: object, allow_zero: bool = Fals
         raise ValueError(f"{owner}: parameter '{name}' must be {what} number; got {value!r}.")
 
 
-class IntegrationFailure(RuntimeError):
-    """An integration with no trustworthy result (``on_failure="nan"`` turns it into NaN)."""
-
-
-def failure(problem: str) -> IntegrationFailure:
-    """The error for an integration that has no trustworthy result, with the way out."""
-    return IntegrationFailure(
-        f"{problem}. Pass on_failure='nan' to get NaN results instead of this error."
-    )
+failure = IntegrationFailure.because
 
 
 def cotangent_type(a: np.ndarray) -> np.dtype:

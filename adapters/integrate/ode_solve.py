@@ -8,9 +8,10 @@ import numpy as np
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype, host_dtype, require_finite
+from .._failure import IntegrationFailure, OnFailure, nan_results
+from .._parameters import check_choice
+from ..linalg._solving import require_finite
 from ._host_calls import (
-    IntegrationFailure,
     check_positive,
     cotangent_type,
     failure,
@@ -109,7 +110,7 @@ class OdeSolve(jb.Adapter):
     max_evaluations: int = 100_000
     control_quadrature: bool = False
     sensitivity: str = "adjoint"
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n),(p),(k)->(k,n)"
     domains = {"ts": increasing_times}
@@ -129,7 +130,6 @@ class OdeSolve(jb.Adapter):
             )
         check_choice("OdeSolve", "method", self.method, METHODS)
         check_choice("OdeSolve", "sensitivity", self.sensitivity, ("adjoint", "forward"))
-        check_choice("OdeSolve", "on_failure", self.on_failure, ON_FAILURE)
         check_positive("OdeSolve", "rtol", self.rtol)
         check_positive("OdeSolve", "atol", self.atol, allow_zero=True)
         check_positive("OdeSolve", "max_step", self.max_step)
@@ -145,16 +145,16 @@ class OdeSolve(jb.Adapter):
             )
 
     def output_specs(self, y0, theta, ts):
-        return jax.ShapeDtypeStruct((*ts.shape, *y0.shape), float_dtype(y0, theta, ts))
+        return jax.ShapeDtypeStruct((*ts.shape, *y0.shape), jb.result_dtype(y0, theta, ts))
 
     def residual_specs(self, y0, theta, ts):
         if self.sensitivity == "adjoint":
             return ()
         shape = (*ts.shape, *y0.shape, y0.shape[0] + theta.shape[0])
-        return jax.ShapeDtypeStruct(shape, float_dtype(y0, theta, ts))
+        return jax.ShapeDtypeStruct(shape, jb.result_dtype(y0, theta, ts))
 
     def forward(self, y0, theta, ts):
-        dtype = host_dtype(y0, theta, ts)
+        dtype = jb.result_dtype(y0, theta, ts)
         y0, theta, ts = _checked_inputs(y0, theta, ts)
         k, n, p = len(ts), len(y0), len(theta)
         forward_sensitivity = self.sensitivity == "forward"
@@ -169,10 +169,8 @@ class OdeSolve(jb.Adapter):
                 ys, sens = solve_with_sensitivities(self, dyn, y0, ts)
             else:
                 ys, sens = solve(self, dyn, y0, ts), None
-        except IntegrationFailure:
-            if self.on_failure != "nan":
-                raise
-            ys, sens = np.full((k, n), np.nan), np.full((k, n, n + p), np.nan)
+        except IntegrationFailure as error:
+            ys, sens = nan_results(self.on_failure, error, (k, n), (k, n, n + p))
         if not forward_sensitivity:
             return ys.astype(dtype)
         return ys.astype(dtype), np.asarray(sens, dtype)
@@ -192,10 +190,8 @@ class OdeSolve(jb.Adapter):
                     cts = _sensitivity_vjp(dyn, ts64, ys64, sens, g)
                 else:
                     cts = adjoint(self, dyn, ts64, ys64, g)
-            except IntegrationFailure:
-                if self.on_failure != "nan":
-                    raise
-                cts = _nans(args)
+            except IntegrationFailure as error:
+                cts = nan_results(self.on_failure, error, *(a.shape for a in args))
         else:
             cts = _nans(args)
         return tuple(np.asarray(c, cotangent_type(a)) for c, a in zip(cts, args))
@@ -220,10 +216,8 @@ class OdeSolve(jb.Adapter):
                 out = _sensitivity_jvp(dyn, ts64, ys64, sens, dy0, dtheta, dts)
             else:
                 out = tangent(self, dyn, ts64, ys64, dy0, dtheta, dts)
-        except IntegrationFailure:
-            if self.on_failure != "nan":
-                raise
-            out = np.full(ys.shape, np.nan)
+        except IntegrationFailure as error:
+            out = nan_results(self.on_failure, error, ys.shape)
         return out.astype(ys.dtype)
 
 

@@ -9,10 +9,10 @@ import scipy.integrate
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype, host_dtype, require_finite
+from .._failure import IntegrationFailure, OnFailure, nan_results
+from ..linalg._solving import require_finite
 from ._host_calls import (
     HostFunction,
-    IntegrationFailure,
     check_positive,
     cotangent_type,
     failure,
@@ -62,7 +62,7 @@ class Quad(jb.Adapter):
     epsabs: float = 1.49e-8
     epsrel: float = 1.49e-8
     limit: int = 50
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(p),(),()->()"
 
@@ -84,13 +84,12 @@ class Quad(jb.Adapter):
             raise ValueError(
                 f"Quad: parameter 'limit' must be a positive integer; got {self.limit!r}."
             )
-        check_choice("Quad", "on_failure", self.on_failure, ON_FAILURE)
 
     def output_specs(self, theta, a, b):
-        return jax.ShapeDtypeStruct((), float_dtype(theta, a, b))
+        return jax.ShapeDtypeStruct((), jb.result_dtype(theta, a, b))
 
     def forward(self, theta, a, b):
-        dtype = host_dtype(theta, a, b)
+        dtype = jb.result_dtype(theta, a, b)
         theta64, a64, b64 = (np.asarray(v, np.float64) for v in (theta, a, b))
         host = HostFunction(self.integrand, "Quad's integrand", ())
         try:
@@ -121,10 +120,8 @@ class Quad(jb.Adapter):
                     f"QUADPACK's error estimate {error:.3g} is above the target max(epsabs, "
                     f"epsrel |value|) = {max(self.epsabs, self.epsrel * abs(value)):.3g}"
                 )
-        except IntegrationFailure:
-            if self.on_failure != "nan":
-                raise
-            value = np.nan
+        except IntegrationFailure as error:
+            value = nan_results(self.on_failure, error, ())
         return np.asarray(value, dtype)
 
     def backward(self, res, g):
@@ -132,10 +129,8 @@ class Quad(jb.Adapter):
         g = float(g)
         try:
             dtheta, da, db = self._derivatives(theta, a, b, value)
-        except IntegrationFailure:
-            if self.on_failure != "nan":
-                raise
-            dtheta, da, db = np.full(theta.shape, np.nan), np.nan, np.nan
+        except IntegrationFailure as error:
+            dtheta, da, db = nan_results(self.on_failure, error, theta.shape, (), ())
         return tuple(
             np.asarray(g * d, cotangent_type(x)) for d, x in zip((dtheta, da, db), (theta, a, b))
         )
@@ -146,10 +141,8 @@ class Quad(jb.Adapter):
             return None
         try:
             dtheta, da, db = self._derivatives(theta, a, b, value)
-        except IntegrationFailure:
-            if self.on_failure != "nan":
-                raise
-            return np.asarray(np.nan, value.dtype)
+        except IntegrationFailure as error:
+            return nan_results(self.on_failure, error, (), dtype=value.dtype)
         total = 0.0
         for d, t in zip((dtheta, da, db), tangents):
             if t is not None:

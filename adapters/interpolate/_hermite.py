@@ -23,9 +23,8 @@ import scipy.interpolate
 
 import jaxbridge as jb
 
+from .._failure import OnFailure
 from .._rules import total
-from ..linalg._solving import float_dtype
-from ..special._common import host_dtype
 from ._linear import TransposedPair
 from ._one_d import Interpolant1D, checked_data, in_order, inside
 
@@ -36,7 +35,7 @@ class Hermite(jb.Adapter):
 
     nu: int = 0
     extrapolate: bool = True
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n),(n),(n),(m)->(m)"
     linear_in = ("y", "d")
@@ -48,10 +47,10 @@ class Hermite(jb.Adapter):
         return dataclasses.replace(self, nu=self.nu + 1)
 
     def output_specs(self, x, y, d, xq):
-        return jax.ShapeDtypeStruct(xq.shape[-1:], float_dtype(x, y, d, xq))
+        return jax.ShapeDtypeStruct(xq.shape[-1:], jb.result_dtype(x, y, d, xq))
 
     def forward(self, x, y, d, xq):
-        dtype = host_dtype(x, y, d, xq)
+        dtype = jb.result_dtype(x, y, d, xq)
         x64 = np.asarray(x, np.float64)
         if checked_data(2, x64, x64) is not None:  # (on_failure="nan": a NaN result)
             return np.full(xq.shape, np.nan, dtype)

@@ -21,8 +21,6 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 
 from .._rules import total
-from ..linalg._solving import float_dtype
-from ..special._common import host_dtype
 from ._one_d import Interpolant1D, checked_data, inside
 
 _CHUNK = 4096  # query points per block when the transpose evaluates unit data
@@ -39,14 +37,14 @@ class Transposed(jb.Adapter):
     linear_in = ("g",)
 
     def output_specs(self, x, g, xq):
-        spec = jax.ShapeDtypeStruct(x.shape[-1:], float_dtype(x, g, xq))
+        spec = jax.ShapeDtypeStruct(x.shape[-1:], jb.result_dtype(x, g, xq))
         return (spec,) * self.outputs()
 
     def outputs(self) -> int:
         return 1
 
     def forward(self, x, g, xq):
-        dtype = host_dtype(x, g, xq)
+        dtype = jb.result_dtype(x, g, xq)
         x64 = np.asarray(x, np.float64)
         if checked_data(self.of.least_points(), x64, x64) is not None:
             results = [np.full(x.shape, np.nan, dtype)] * self.outputs()  # on_failure="nan"

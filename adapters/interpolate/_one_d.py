@@ -12,8 +12,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
-from ..special._common import host_dtype
+from .._failure import InterpolationFailure, OnFailure, nan_results
 from ..special._fixed import held_fixed
 
 NO_SITE_DERIVATIVE = (
@@ -62,7 +61,7 @@ class Interpolant1D(jb.Adapter):
     _: dataclasses.KW_ONLY
     nu: int = 0
     extrapolate: bool | None = None
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n),(n),(m)->(m)"
     default_extrapolate = True  # SciPy's, for extrapolate=None
@@ -70,7 +69,6 @@ class Interpolant1D(jb.Adapter):
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
-        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
         check_whole(owner, "nu", self.nu)
         if self.extrapolate not in (None, True, False):
             raise ValueError(
@@ -100,10 +98,10 @@ class Interpolant1D(jb.Adapter):
         return dataclasses.replace(self, nu=self.nu + 1)
 
     def output_specs(self, x, y, xq):
-        return jax.ShapeDtypeStruct(xq.shape[-1:], float_dtype(x, y, xq))
+        return jax.ShapeDtypeStruct(xq.shape[-1:], jb.result_dtype(x, y, xq))
 
     def forward(self, x, y, xq):
-        dtype = host_dtype(x, y, xq)
+        dtype = jb.result_dtype(x, y, xq)
         x64, y64 = np.asarray(x, np.float64), np.asarray(y, np.float64)
         problem = checked_data(self.least_points(), x64, y64)
         if problem is None:
@@ -111,12 +109,8 @@ class Interpolant1D(jb.Adapter):
                 return self.evaluate(x64, y64, np.asarray(xq, np.float64)).astype(dtype)
             except ValueError as error:  # what SciPy refuses beyond the checks above
                 problem = f"SciPy refused the data: {error}"
-        if self.on_failure == "nan":
-            return np.full(xq.shape, np.nan, dtype)
-        raise ValueError(
-            f"{type(self).__name__}: {problem}. Pass on_failure='nan' to get NaN results for "
-            "such data instead of this error."
-        )
+        error = InterpolationFailure.because(f"{type(self).__name__}: {problem}")
+        return nan_results(self.on_failure, error, xq.shape, dtype=dtype)
 
     def evaluate(self, x: np.ndarray, y: np.ndarray, xq: np.ndarray) -> np.ndarray:
         """The interpolant's ``nu``-th derivative at ``xq``, from valid float64 data."""

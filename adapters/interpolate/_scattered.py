@@ -15,8 +15,7 @@ import scipy.spatial
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
-from ..special._common import host_dtype
+from .._failure import InterpolationFailure, OnFailure, nan_results
 
 
 def scattered_sites(raw: np.ndarray) -> np.ndarray:
@@ -50,7 +49,7 @@ class Scattered(jb.Adapter):
     fill_value: float = math.nan
     rescale: bool = False
     _: dataclasses.KW_ONLY
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(p,n),(p),(m,n)->(m)"
     linear_in = ("values",)
@@ -58,7 +57,6 @@ class Scattered(jb.Adapter):
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
-        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
         if isinstance(self.fill_value, bool) or not isinstance(self.fill_value, (int, float)):
             raise ValueError(f"{owner}: parameter 'fill_value' must be a number.")
         if self.rescale not in (True, False):
@@ -70,10 +68,10 @@ class Scattered(jb.Adapter):
         raise NotImplementedError
 
     def output_specs(self, points, values, xi):
-        return jax.ShapeDtypeStruct(xi.shape[-2:-1], float_dtype(points, values, xi))
+        return jax.ShapeDtypeStruct(xi.shape[-2:-1], jb.result_dtype(points, values, xi))
 
     def forward(self, points, values, xi):
-        dtype = host_dtype(points, values, xi)
+        dtype = jb.result_dtype(points, values, xi)
         p64, v64 = np.asarray(points, np.float64), np.asarray(values, np.float64)
         problem = self.check(p64, v64, xi)
         if problem is None:
@@ -83,12 +81,8 @@ class Scattered(jb.Adapter):
                 )
             except (ValueError, scipy.spatial.QhullError) as error:
                 problem = f"SciPy refused the data (argument 'points'): {error}"
-        if self.on_failure == "nan":
-            return np.full(xi.shape[:-1], np.nan, dtype)
-        raise ValueError(
-            f"{type(self).__name__}: {problem}. Pass on_failure='nan' to get NaN results for "
-            "such data instead of this error."
-        )
+        error = InterpolationFailure.because(f"{type(self).__name__}: {problem}")
+        return nan_results(self.on_failure, error, xi.shape[:-1], dtype=dtype)
 
     def check(self, points: np.ndarray, values: np.ndarray, xi: np.ndarray) -> str | None:
         """What is wrong with the data, naming the argument, or None."""

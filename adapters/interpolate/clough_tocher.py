@@ -13,8 +13,6 @@ import scipy.interpolate
 
 import jaxbridge as jb
 
-from ..linalg._solving import float_dtype
-from ..special._common import host_dtype
 from ..special._fixed import held_fixed
 from ._scattered import Scattered
 
@@ -92,10 +90,10 @@ class _Transposed(jb.Adapter):
     linear_in = ("g",)
 
     def output_specs(self, points, g, xi):
-        return jax.ShapeDtypeStruct(points.shape[-2:-1], float_dtype(points, g, xi))
+        return jax.ShapeDtypeStruct(points.shape[-2:-1], jb.result_dtype(points, g, xi))
 
     def forward(self, points, g, xi):
-        dtype = host_dtype(points, g, xi)
+        dtype = jb.result_dtype(points, g, xi)
         p64 = np.asarray(points, np.float64)
         p = p64.shape[0]
         if self.of.check(p64, np.zeros(p), xi) is not None:  # (on_failure="nan")

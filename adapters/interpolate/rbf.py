@@ -16,8 +16,8 @@ from scipy.interpolate import _rbfinterp_np  # SciPy's own system builder, for t
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
-from ..special._common import host_dtype
+from .._failure import InterpolationFailure, OnFailure, nan_results
+from .._parameters import check_choice
 from ._scattered import broadcast_batch, inner_queries, scattered_sites
 
 KERNELS = (
@@ -93,7 +93,7 @@ class RBFInterpolator(jb.Adapter):
     epsilon: float | None = None
     smoothing: float = 0.0
     degree: int | None = None
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(p,n),(p),(m,n)->(m)"
     linear_in = ("d",)
@@ -102,7 +102,6 @@ class RBFInterpolator(jb.Adapter):
     def __post_init__(self) -> None:
         owner = "RBFInterpolator"
         check_choice(owner, "kernel", self.kernel, KERNELS)
-        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
         if self.epsilon is None and self.kernel not in _SCALE_INVARIANT:
             raise ValueError(
                 f"{owner}: parameter 'epsilon' must be given for kernel {self.kernel!r} (only "
@@ -135,10 +134,10 @@ class RBFInterpolator(jb.Adapter):
         return _rbfinterp_np._monomial_powers(ndim, self.resolved_degree(), np)
 
     def output_specs(self, y, d, x):
-        return jax.ShapeDtypeStruct(x.shape[-2:-1], float_dtype(y, d, x))
+        return jax.ShapeDtypeStruct(x.shape[-2:-1], jb.result_dtype(y, d, x))
 
     def forward(self, y, d, x):
-        dtype = host_dtype(y, d, x)
+        dtype = jb.result_dtype(y, d, x)
         y64, d64, x64 = (np.asarray(a, np.float64) for a in (y, d, x))
         problem = self.check(y64, d64)
         if problem is None:
@@ -154,12 +153,8 @@ class RBFInterpolator(jb.Adapter):
                 return np.asarray(interpolant(x64)).astype(dtype)
             except (ValueError, np.linalg.LinAlgError) as error:
                 problem = f"SciPy refused the data (argument 'y': repeated sites?): {error}"
-        if self.on_failure == "nan":
-            return np.full(x.shape[:-1], np.nan, dtype)
-        raise ValueError(
-            f"RBFInterpolator: {problem}. Pass on_failure='nan' to get NaN results for such "
-            "data instead of this error."
-        )
+        error = InterpolationFailure.because(f"RBFInterpolator: {problem}")
+        return nan_results(self.on_failure, error, x.shape[:-1], dtype=dtype)
 
     def check(self, y: np.ndarray, d: np.ndarray) -> str | None:
         """What is wrong with the sites and values, naming the argument, or None."""
@@ -266,10 +261,10 @@ class SystemSolve(jb.Adapter):
     linear_in = ("r",)
 
     def output_specs(self, y, shift, scale, r):
-        return jax.ShapeDtypeStruct(r.shape[-1:], float_dtype(y, r))
+        return jax.ShapeDtypeStruct(r.shape[-1:], jb.result_dtype(y, r))
 
     def forward(self, y, shift, scale, r):
-        dtype = host_dtype(y, r)
+        dtype = jb.result_dtype(y, r)
         y64 = np.asarray(y, np.float64)
         of = self.of
         if of.check(y64, np.zeros(y64.shape[0])) is not None:

@@ -15,9 +15,9 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
+from .._failure import InterpolationFailure, OnFailure, nan_results
+from .._parameters import check_choice
 from .._rules import total
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype
-from ..special._common import host_dtype
 from ..special._fixed import held_fixed
 from ._one_d import check_whole, queries, sites
 
@@ -83,7 +83,7 @@ class RegularGridInterpolator(jb.Adapter):
     _: dataclasses.KW_ONLY
     nu: tuple[int, ...] | None = None
     shape: tuple[int, ...] = ()
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(g),(s),(m,d)->(m)"
     linear_in = ("values",)
@@ -92,7 +92,6 @@ class RegularGridInterpolator(jb.Adapter):
     def __post_init__(self) -> None:
         owner = "RegularGridInterpolator"
         check_choice(owner, "method", self.method, METHODS)
-        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
         if self.bounds_error not in (True, False):
             raise ValueError(f"{owner}: parameter 'bounds_error' must be True or False.")
         if self.fill_value is not None and not isinstance(self.fill_value, (int, float)):
@@ -149,10 +148,10 @@ class RegularGridInterpolator(jb.Adapter):
         return dataclasses.replace(self, nu=tuple(orders))
 
     def output_specs(self, points, values, xi):
-        return jax.ShapeDtypeStruct(xi.shape[-2:-1], float_dtype(points, values, xi))
+        return jax.ShapeDtypeStruct(xi.shape[-2:-1], jb.result_dtype(points, values, xi))
 
     def forward(self, points, values, xi):
-        dtype = host_dtype(points, values, xi)
+        dtype = jb.result_dtype(points, values, xi)
         axes, grid_values = self.grid(points, values)
         xi64 = np.asarray(xi, np.float64)
         problem = self.check(axes, grid_values, xi64)
@@ -161,12 +160,8 @@ class RegularGridInterpolator(jb.Adapter):
                 return self.evaluate(axes, grid_values, xi64).astype(dtype)
             except ValueError as error:  # what SciPy refuses beyond the checks above
                 problem = f"SciPy refused the data: {error}"
-        if self.on_failure == "nan":
-            return np.full(xi.shape[:-1], np.nan, dtype)
-        raise ValueError(
-            f"RegularGridInterpolator: {problem}. Pass on_failure='nan' to get NaN results "
-            "for such data instead of this error."
-        )
+        error = InterpolationFailure.because(f"RegularGridInterpolator: {problem}")
+        return nan_results(self.on_failure, error, xi.shape[:-1], dtype=dtype)
 
     def grid(self, points, values) -> tuple[list[np.ndarray], np.ndarray]:
         """The axes and the values on the grid, in float64, from their flat forms."""
@@ -303,10 +298,10 @@ class GridTransposed(jb.Adapter):
 
     def output_specs(self, points, g, xi):
         size = math.prod(self.of.shape)
-        return jax.ShapeDtypeStruct((size,), float_dtype(points, g, xi))
+        return jax.ShapeDtypeStruct((size,), jb.result_dtype(points, g, xi))
 
     def forward(self, points, g, xi):
-        dtype = host_dtype(points, g, xi)
+        dtype = jb.result_dtype(points, g, xi)
         of = self.of
         axes, _ = of.grid(points, np.zeros(of.shape))
         xi64 = np.asarray(xi, np.float64)

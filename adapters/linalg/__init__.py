@@ -7,6 +7,7 @@ Ready to call, with SciPy's names and argument order: ``sqrtm(a)``, ``logm(a)``,
 (``MatrixSqrt(on_failure="nan")``).
 """
 
+from .._failure import SolveFailure as SolveFailure
 from .continuous_riccati_solve import ContinuousRiccatiSolve as ContinuousRiccatiSolve
 from .continuous_riccati_solve import solve_continuous_are as solve_continuous_are
 from .discrete_lyapunov_solve import DiscreteLyapunovSolve as DiscreteLyapunovSolve
@@ -30,6 +31,7 @@ __all__ = [
     "LyapunovSolve",
     "MatrixLog",
     "MatrixSqrt",
+    "SolveFailure",
     "SparseSolve",
     "SylvesterSolve",
     "logm",

@@ -15,11 +15,12 @@ import numpy as np
 
 import jaxbridge as jb
 
+from .._failure import OnFailure, nan_results
 from ._solving import failure, require_finite
 
 
 def principal(
-    function: str, compute: Callable[[np.ndarray], Any], a: np.ndarray, on_failure: str
+    function: str, compute: Callable[[np.ndarray], Any], a: np.ndarray, on_failure: OnFailure
 ) -> np.ndarray:
     """``compute(a)`` for one real (n, n) matrix, computed in float64, refused unless real.
 
@@ -57,10 +58,8 @@ def principal(
         if not np.isfinite(value).all():
             raise failure(f"{function}: SciPy returned non-finite entries for matrix 'a'")
         return value
-    except np.linalg.LinAlgError:
-        if on_failure != "nan":
-            raise
-        return np.full(a.shape, np.nan)
+    except np.linalg.LinAlgError as error:
+        return nan_results(on_failure, error, a.shape)
 
 
 _WHAT = {"sqrtm": "square root", "logm": "logarithm"}

@@ -13,6 +13,7 @@ import numpy as np
 
 import jaxbridge as jb
 
+from .._failure import OnFailure, nan_results
 from ._solving import failure, require_finite
 
 
@@ -39,7 +40,7 @@ def solve_are(
     b: np.ndarray,
     q: np.ndarray,
     r: np.ndarray,
-    on_failure: str,
+    on_failure: OnFailure,
 ) -> np.ndarray:
     """The stabilising solution of a Riccati equation, in float64, or a clear error.
 
@@ -92,10 +93,8 @@ def solve_are(
             f"{function}: the equation has no stabilising solution (the closed loop of "
             "SciPy's solution is not stable; is (a, b) stabilisable and (a, q) detectable?)"
         )
-    except np.linalg.LinAlgError:
-        if on_failure != "nan":
-            raise
-        return np.full(a.shape, np.nan)
+    except np.linalg.LinAlgError as error:
+        return nan_results(on_failure, error, a.shape)
 
 
 _NEWTON_STEPS = 30

@@ -12,42 +12,20 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
-ON_FAILURE = ("raise", "nan")
+import jaxbridge as jb
+
+from .._failure import OnFailure, SolveFailure, nan_results
 
 Spec = tuple[tuple[int, ...], np.dtype]
 
 
-def check_choice(owner: str, name: str, value: object, choices: Sequence[str]) -> None:
-    """Refuse a static parameter outside ``choices``, naming the adapter and the parameter."""
-    if value not in choices:
-        allowed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{owner}: parameter '{name}' must be one of {allowed}; got {value!r}.")
+def lapack_dtype(*arrays: np.ndarray) -> np.dtype:
+    """The dtype LAPACK computes in on the host: the result dtype (``jaxbridge.result_dtype``),
+    at least float32 (LAPACK has no float16; the bridge casts back to a declared float16)."""
+    return jnp.promote_types(jb.result_dtype(*arrays), np.float32)
 
 
-def float_dtype(*specs: jax.ShapeDtypeStruct) -> np.dtype:
-    """The result dtype: the inputs' floating one, float for integer inputs (a Python float
-    is weak, so float32 inputs stay float32)."""
-    return jnp.result_type(*(s.dtype for s in specs), float)
-
-
-def host_dtype(*arrays: np.ndarray, least: type | None = None) -> np.dtype:
-    """The dtype a forward computes in and returns, on the host (NumPy alone: host code
-    never calls JAX): the floating arguments' common dtype, which is what ``float_dtype``
-    declares; float64 when no argument is floating. The host cannot tell whether JAX's
-    64-bit mode is on (an int16 argument is int16 either way), so integer and bool
-    arguments alone compute in float64, never narrower than the declared dtype; the bridge
-    casts that to a declared float32. ``least`` raises the dtype to at least that one (LAPACK
-    has no float16)."""
-    floating = [a.dtype for a in arrays if np.issubdtype(a.dtype, np.floating)]
-    dtype = np.result_type(*floating) if floating else np.dtype(np.float64)
-    return dtype if least is None else np.result_type(dtype, least)
-
-
-def failure(problem: str) -> np.linalg.LinAlgError:
-    """The error for a system that has no (trustworthy) solution, with the way out."""
-    return np.linalg.LinAlgError(
-        f"{problem}. Pass on_failure='nan' to get NaN results instead of this error."
-    )
+failure = SolveFailure.because
 
 
 def require_finite(
@@ -63,7 +41,7 @@ def require_finite(
 
 
 def non_finite_elements(
-    what: str, rhs: np.ndarray, rank: int, on_failure: str
+    what: str, rhs: np.ndarray, rank: int, on_failure: OnFailure
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``require_finite`` for a right-hand side, per batch element (its last ``rank`` axes
     are one element's): an error naming it unless ``on_failure="nan"``; then ``rhs`` with
@@ -140,7 +118,7 @@ def solve_per_matrix(
     solve: Callable[..., tuple[np.ndarray, ...]],
     dtype: np.dtype,
     factor_specs: Sequence[Spec],
-    on_failure: str = "raise",
+    on_failure: OnFailure = "raise",
     out: Sequence[np.ndarray] | None = None,
     rhs_name: str | None = None,
 ) -> tuple[np.ndarray, ...]:
@@ -177,7 +155,7 @@ def _solve_per_matrix(
     solve: Callable[..., tuple[np.ndarray, ...]],
     dtype: np.dtype,
     factor_specs: Sequence[Spec],
-    on_failure: str,
+    on_failure: OnFailure,
     out: Sequence[np.ndarray] | None,
 ) -> tuple[np.ndarray, ...]:
     rhs_core = rhs.shape[rhs.ndim - rhs_rank :]
@@ -205,10 +183,8 @@ def _solve_per_matrix(
         stack = block.reshape((math.prod(block.shape[: block.ndim - rhs_rank]),) + rhs_core)
         try:
             x_stack, *computed = solve(*cores, stack)
-        except np.linalg.LinAlgError:
-            if on_failure != "nan":
-                raise
-            x_stack = np.full(stack.shape, np.nan)
+        except np.linalg.LinAlgError as error:  # (SciPy's own too, as SolveFailure is one)
+            x_stack = nan_results(on_failure, error, stack.shape)
             computed = [_failed(shape, kind) for shape, kind in factor_specs]
         x[where] = np.reshape(x_stack, block.shape)
         if not own and not fits:  # one matrix: hand its factors on as they are, saving a copy
@@ -269,7 +245,7 @@ def schur_solve(
     decomposition. If ``singular`` is given, ``trsyl`` having to perturb the equation (two
     eigenvalues within working precision of cancelling) raises it as an error.
     """
-    dtype = np.result_type(t, s, stack)
+    dtype = jb.result_dtype(t, s, stack)
     (trsyl,) = scipy.linalg.get_lapack_funcs(("trsyl",), (t.astype(dtype),))
     f = np.swapaxes(u, -1, -2) @ stack @ v
     ys = np.empty_like(f, dtype=dtype)

@@ -9,9 +9,9 @@ import scipy.linalg
 
 import jaxbridge as jb
 
+from .._failure import OnFailure
 from .._rules import total
 from ._riccati import check_inputs, gain_solve, hurwitz, solve_are, sym
-from ._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
 from .lyapunov_solve import LyapunovSolve
 
 
@@ -38,20 +38,17 @@ class ContinuousRiccatiSolve(jb.Adapter):
             ``"nan"``: that equation's ``x`` is NaN instead.
     """
 
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n,n),(n,m),(n,n),(m,m)->(n,n)"
     domains = {"a": hurwitz, "q": "spd", "r": "spd"}  # a stable: any b will do
 
-    def __post_init__(self) -> None:
-        check_choice("ContinuousRiccatiSolve", "on_failure", self.on_failure, ON_FAILURE)
-
     def output_specs(self, a, b, q, r):
         check_inputs("ContinuousRiccatiSolve", "LyapunovSolve", b)
-        return jax.ShapeDtypeStruct(a.shape, float_dtype(a, b, q, r))
+        return jax.ShapeDtypeStruct(a.shape, jb.result_dtype(a, b, q, r))
 
     def forward(self, a, b, q, r):
-        dtype = host_dtype(a, b, q, r)
+        dtype = jb.result_dtype(a, b, q, r)
         x = solve_are(
             "solve_continuous_are",
             scipy.linalg.solve_continuous_are,

@@ -9,8 +9,9 @@ import scipy.linalg
 
 import jaxbridge as jb
 
+from .._failure import OnFailure, nan_results
 from ._riccati import contraction
-from ._solving import ON_FAILURE, check_choice, failure, float_dtype, host_dtype, require_finite
+from ._solving import failure, require_finite
 
 
 class DiscreteLyapunovSolve(jb.Adapter):
@@ -34,30 +35,25 @@ class DiscreteLyapunovSolve(jb.Adapter):
             ``"nan"``: that equation's ``x`` is NaN instead.
     """
 
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n,n),(n,n)->(n,n)"
     domains = {"a": contraction}  # spectral radius below 1: no eigenvalue product is 1
     linear_in = ("q",)
 
-    def __post_init__(self) -> None:
-        check_choice("DiscreteLyapunovSolve", "on_failure", self.on_failure, ON_FAILURE)
-
     def output_specs(self, a, q):
-        return jax.ShapeDtypeStruct(q.shape, float_dtype(a, q))
+        return jax.ShapeDtypeStruct(q.shape, jb.result_dtype(a, q))
 
     def forward(self, a, q):
-        dtype = host_dtype(a, q)
+        dtype = jb.result_dtype(a, q)
         a, q = np.asarray(a, np.float64), np.asarray(q, np.float64)
         try:
             require_finite("matrix 'a'", a)
             require_finite("matrix 'q'", q)  # (SciPy's own check named no argument)
             _check_solvable(a)
             x = scipy.linalg.solve_discrete_lyapunov(a, q) if a.size else q.copy()
-        except np.linalg.LinAlgError:
-            if self.on_failure != "nan":
-                raise
-            x = np.full(q.shape, np.nan)
+        except np.linalg.LinAlgError as error:
+            x = nan_results(self.on_failure, error, q.shape)
         return x.astype(dtype)
 
     def pushforward(self, res, tangents):

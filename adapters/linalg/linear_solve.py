@@ -7,15 +7,14 @@ import scipy.linalg
 
 import jaxbridge as jb
 
+from .._failure import OnFailure, nan_results
+from .._parameters import check_choice
 from ._solving import (
-    ON_FAILURE,
     SMALL,
     apply_inverse,
-    check_choice,
     failure,
-    float_dtype,
-    host_dtype,
     invert_many,
+    lapack_dtype,
     mark_failed,
     non_finite_elements,
     outer_sum,
@@ -55,7 +54,7 @@ class LinearSolve(jb.Adapter):
     """
 
     assume_a: str = "gen"
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n,n),(n)->(n)"
     vectorized = True
@@ -68,15 +67,14 @@ class LinearSolve(jb.Adapter):
 
     def __post_init__(self) -> None:
         check_choice("LinearSolve", "assume_a", self.assume_a, ("gen", "pos"))
-        check_choice("LinearSolve", "on_failure", self.on_failure, ON_FAILURE)
 
     def output_specs(self, a, b):
-        return jax.ShapeDtypeStruct(b.shape, float_dtype(a, b))
+        return jax.ShapeDtypeStruct(b.shape, jb.result_dtype(a, b))
 
     def residual_specs(self, a, b):
         # the factors (aᵀ's LU or the Cholesky factor, transposed) and LU's pivots; or, for
         # a batch of small matrices, the inverses, marked by pivots of -1
-        factors = jax.ShapeDtypeStruct(a.shape, float_dtype(a, b))
+        factors = jax.ShapeDtypeStruct(a.shape, jb.result_dtype(a, b))
         return factors, jax.ShapeDtypeStruct(a.shape[:1], np.int32)
 
     def forward(self, a, b, *, out=None):
@@ -86,7 +84,7 @@ class LinearSolve(jb.Adapter):
         return results
 
     def _solve(self, a, b, out):
-        dtype = host_dtype(a, b, least=np.float32)
+        dtype = lapack_dtype(a, b)
         n = a.shape[-1]
         positive = self.assume_a == "pos"
         solve = _cholesky if positive else _lu
@@ -97,10 +95,9 @@ class LinearSolve(jb.Adapter):
             into = (factors.reshape(n, n), pivots.reshape(n))
             try:
                 x[...] = solve(a.reshape(n, n), b.reshape(-1, n), dtype, into)[0].reshape(x.shape)
-            except np.linalg.LinAlgError:
-                if self.on_failure != "nan":
-                    raise
-                x[...], factors[...], pivots[...] = np.nan, np.nan, 0  # (as solve_per_matrix)
+            except np.linalg.LinAlgError as error:
+                x[...] = nan_results(self.on_failure, error, x.shape)
+                factors[...], pivots[...] = np.nan, 0  # (as solve_per_matrix)
             return out
         if 0 < n <= SMALL and a.size > n * n:  # many small matrices: batched LAPACK
             a = np.asarray(a, dtype)
@@ -169,7 +166,7 @@ class _LUSolve(jb.Adapter):
                 return (apply_inverse(lu, stack, self.trans),)
             return (_lu_solve(lu, piv, stack, self.trans),)
 
-        return solve_per_matrix([lu, piv], [2, 1], b, 1, solve, np.result_type(lu, b), ())[0]
+        return solve_per_matrix([lu, piv], [2, 1], b, 1, solve, jb.result_dtype(lu, b), ())[0]
 
     def pushforward(self, res, tangents):
         a, lu, piv, _, x = res
@@ -200,7 +197,7 @@ class _CholeskySolve(jb.Adapter):
             c = c.T  # saved transposed (see _cholesky)
             return (scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T,)
 
-        return solve_per_matrix([c, kind], [2, 1], b, 1, solve, np.result_type(c, b), ())[0]
+        return solve_per_matrix([c, kind], [2, 1], b, 1, solve, jb.result_dtype(c, b), ())[0]
 
     def pushforward(self, res, tangents):
         a, c, kind, _, x = res

@@ -5,11 +5,9 @@ import numpy as np
 
 import jaxbridge as jb
 
+from .._failure import OnFailure
 from ._solving import (
-    ON_FAILURE,
-    check_choice,
-    float_dtype,
-    host_dtype,
+    lapack_dtype,
     real_schur,
     require_finite,
     schur_solve,
@@ -38,7 +36,7 @@ class LyapunovSolve(jb.Adapter):
             ``a`` or ``q`` is an error. ``"nan"``: that equation's ``x`` is NaN instead.
     """
 
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n,n),(n,n)->(n,n)"
     vectorized = True
@@ -46,17 +44,14 @@ class LyapunovSolve(jb.Adapter):
     linear_in = ("q",)
     residuals_from = ("a",)  # factors: stored once per matrix, not per right-hand side
 
-    def __post_init__(self) -> None:
-        check_choice("LyapunovSolve", "on_failure", self.on_failure, ON_FAILURE)
-
     def output_specs(self, a, q):
-        return jax.ShapeDtypeStruct(q.shape, float_dtype(a, q))
+        return jax.ShapeDtypeStruct(q.shape, jb.result_dtype(a, q))
 
     def residual_specs(self, a, q):
-        return (jax.ShapeDtypeStruct(a.shape, float_dtype(a, q)),) * 2
+        return (jax.ShapeDtypeStruct(a.shape, jb.result_dtype(a, q)),) * 2
 
     def forward(self, a, q):
-        dtype = host_dtype(a, q, least=np.float32)
+        dtype = lapack_dtype(a, q)
         n = a.shape[-1]
 
         def solve(a, stack):
@@ -98,7 +93,7 @@ class _SchurLyapunovSolve(jb.Adapter):
         def solve(u, t, stack):
             return (schur_solve(u, t, u, t, stack, trans),)
 
-        return solve_per_matrix([u, t], [2, 2], q, 2, solve, np.result_type(t, q), ())[0]
+        return solve_per_matrix([u, t], [2, 2], q, 2, solve, jb.result_dtype(t, q), ())[0]
 
     def pushforward(self, res, tangents):
         a, u, t, _, x = res

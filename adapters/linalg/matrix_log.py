@@ -7,8 +7,8 @@ import scipy.linalg
 
 import jaxbridge as jb
 
+from .._failure import OnFailure
 from ._matrix_functions import frechet_block, positive_spectrum, principal
-from ._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
 
 
 class MatrixLog(jb.Adapter):
@@ -31,19 +31,16 @@ class MatrixLog(jb.Adapter):
             ``"nan"``: that matrix's logarithm is NaN instead.
     """
 
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n,n)->(n,n)"
     domains = {"a": positive_spectrum}
 
-    def __post_init__(self) -> None:
-        check_choice("MatrixLog", "on_failure", self.on_failure, ON_FAILURE)
-
     def output_specs(self, a):
-        return jax.ShapeDtypeStruct(a.shape, float_dtype(a))
+        return jax.ShapeDtypeStruct(a.shape, jb.result_dtype(a))
 
     def forward(self, a):
-        dtype = host_dtype(a)
+        dtype = jb.result_dtype(a)
         return principal("logm", scipy.linalg.logm, a, self.on_failure).astype(dtype)
 
     def pushforward(self, res, tangents):

@@ -13,12 +13,10 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
+from .._failure import OnFailure
 from ._solving import (
-    ON_FAILURE,
-    check_choice,
     failure,
-    float_dtype,
-    host_dtype,
+    lapack_dtype,
     require_finite,
     solve_per_matrix,
 )
@@ -67,7 +65,7 @@ class SparseSolve(jb.Adapter):
     indices: tuple[int, ...]
     indptr: tuple[int, ...]
     shape: tuple[int, int]
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
     factor_capacity: int | None = None
 
     signature = "(k),(n)->(n)"
@@ -76,7 +74,6 @@ class SparseSolve(jb.Adapter):
     residuals_from = ("data",)  # factors: stored once per matrix, not per right-hand side
 
     def __post_init__(self) -> None:
-        check_choice("SparseSolve", "on_failure", self.on_failure, ON_FAILURE)
         shape = _int_tuple("shape", self.shape)
         if len(shape) != 2 or shape[0] != shape[1] or shape[0] < 1:
             raise ValueError(
@@ -171,12 +168,12 @@ class SparseSolve(jb.Adapter):
                 f"SparseSolve: 'data' must have the pattern's {nnz} entries and 'b' its "
                 f"{n} rows; got core shapes {data.shape} and {b.shape}."
             )
-        return jax.ShapeDtypeStruct(b.shape, float_dtype(data, b))
+        return jax.ShapeDtypeStruct(b.shape, jb.result_dtype(data, b))
 
     def residual_specs(self, data, b):
         return tuple(
             jax.ShapeDtypeStruct(shape, dtype)
-            for shape, dtype in self._factor_specs(float_dtype(data, b))
+            for shape, dtype in self._factor_specs(jb.result_dtype(data, b))
         )
 
     def _factor_specs(self, dtype: np.dtype) -> list[tuple[tuple[int, ...], np.dtype]]:
@@ -186,7 +183,7 @@ class SparseSolve(jb.Adapter):
         return [((capacity,), dtype), ((capacity,), int32), ((2, n + 1), int32), ((2, n), int32)]
 
     def forward(self, data, b):
-        dtype = host_dtype(data, b, least=np.float32)
+        dtype = lapack_dtype(data, b)
         specs = self._factor_specs(dtype)
 
         def solve(data, stack):
@@ -249,7 +246,7 @@ class _SparseLUSolve(jb.Adapter):
     vectorized = True
 
     def forward(self, data, values, indices, pointers, perms, b):
-        dtype = np.result_type(values, b)
+        dtype = jb.result_dtype(values, b)
 
         def solve(data, values, indices, pointers, perms, stack):
             stack = stack.T.astype(dtype)

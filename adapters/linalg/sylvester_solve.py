@@ -6,12 +6,10 @@ import numpy as np
 
 import jaxbridge as jb
 
+from .._failure import OnFailure
 from .._rules import total
 from ._solving import (
-    ON_FAILURE,
-    check_choice,
-    float_dtype,
-    host_dtype,
+    lapack_dtype,
     real_schur,
     require_finite,
     schur_solve,
@@ -41,7 +39,7 @@ class SylvesterSolve(jb.Adapter):
             equation's ``x`` is NaN instead.
     """
 
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n,n),(m,m),(n,m)->(n,m)"
     vectorized = True
@@ -49,18 +47,15 @@ class SylvesterSolve(jb.Adapter):
     linear_in = ("q",)
     residuals_from = ("a", "b")  # factors: stored once per matrix, not per right-hand side
 
-    def __post_init__(self) -> None:
-        check_choice("SylvesterSolve", "on_failure", self.on_failure, ON_FAILURE)
-
     def output_specs(self, a, b, q):
-        return jax.ShapeDtypeStruct(q.shape, float_dtype(a, b, q))
+        return jax.ShapeDtypeStruct(q.shape, jb.result_dtype(a, b, q))
 
     def residual_specs(self, a, b, q):
-        dtype = float_dtype(a, b, q)
+        dtype = jb.result_dtype(a, b, q)
         return tuple(jax.ShapeDtypeStruct(m.shape, dtype) for m in (a, a, b, b))
 
     def forward(self, a, b, q):
-        dtype = host_dtype(a, b, q, least=np.float32)
+        dtype = lapack_dtype(a, b, q)
         n, m = q.shape[-2:]
         specs = [((n, n), dtype), ((n, n), dtype), ((m, m), dtype), ((m, m), dtype)]
 
@@ -105,7 +100,7 @@ class _SchurSylvesterSolve(jb.Adapter):
         def solve(u, t, v, s, stack):
             return (schur_solve(u, t, v, s, stack, (op, op)),)
 
-        dtype = np.result_type(t, s, q)
+        dtype = jb.result_dtype(t, s, q)
         return solve_per_matrix([u, t, v, s], [2, 2, 2, 2], q, 2, solve, dtype, ())[0]
 
     def pushforward(self, res, tangents):

@@ -23,7 +23,8 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import ON_FAILURE, check_choice, float_dtype, host_dtype
+from .._failure import OptimizeError, nan_results
+from .._parameters import check_choice
 from ._functions import user_domains
 
 EPS = float(np.finfo(np.float64).eps)
@@ -63,15 +64,7 @@ REFINEMENTS = 4
 """The most Newton steps taken on SciPy's answer (each must reduce ``|F|``)."""
 
 
-class OptimizeError(RuntimeError):
-    """A solve with no trustworthy answer: SciPy did not converge, its answer fails the
-    optimality check, or the solution is singular or degenerate there."""
-
-
-def failure(problem: str) -> OptimizeError:
-    return OptimizeError(
-        f"{problem}. Pass on_failure='nan' to get NaN results instead of this error."
-    )
+failure = OptimizeError.because
 
 
 def outcome(routine: str, method: str, result: Any) -> str:
@@ -226,7 +219,6 @@ class ImplicitSolver(jb.Adapter):
     def _check_common(self, methods: tuple[str, ...]) -> None:
         owner = type(self).__name__
         check_choice(owner, "method", getattr(self, "method"), methods)
-        check_choice(owner, "on_failure", getattr(self, "on_failure"), ON_FAILURE)
         options = getattr(self, "options")
         if not (
             isinstance(options, tuple)
@@ -254,11 +246,11 @@ class ImplicitSolver(jb.Adapter):
     def output_specs(self, x0, theta, *bounds):
         for user in self._users():
             user.output_specs(x0, theta)  # shapes that do not fit its signature: its error
-        return jax.ShapeDtypeStruct(x0.shape, float_dtype(x0, theta, *bounds))
+        return jax.ShapeDtypeStruct(x0.shape, jb.result_dtype(x0, theta, *bounds))
 
     def residual_specs(self, x0, theta, *bounds):
         k, q = self._sizes(x0, theta)
-        dtype = float_dtype(x0, theta, *bounds)
+        dtype = jb.result_dtype(x0, theta, *bounds)
         return jax.ShapeDtypeStruct((k, k), dtype), jax.ShapeDtypeStruct((k, q), dtype)
 
     def _nothing_to_solve(self, x0, theta, *bounds):
@@ -267,17 +259,15 @@ class ImplicitSolver(jb.Adapter):
         return np.zeros(0), np.eye(k), np.zeros((k, q))
 
     def _forward(self, *args):
-        dtype = host_dtype(*args)
+        dtype = jb.result_dtype(*args)
         n = args[0].shape[-1]
         k, q = self._sizes(args[0], args[1])
         try:
             args64 = [np.asarray(a, np.float64) for a in args]
             solve = self._nothing_to_solve if n == 0 else self._solve
             x, jz, jq = solve(*args64)
-        except OptimizeError:
-            if getattr(self, "on_failure") != "nan":
-                raise
-            x, jz, jq = np.full(n, np.nan), np.full((k, k), np.nan), np.full((k, q), np.nan)
+        except OptimizeError as error:
+            x, jz, jq = nan_results(getattr(self, "on_failure"), error, (n,), (k, k), (k, q))
         return x.astype(dtype), jz.astype(dtype), jq.astype(dtype)
 
     def backward(self, res, g):

@@ -7,6 +7,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
+from .._failure import OnFailure
 from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome
 from ._stationary import solve_box
@@ -54,7 +55,7 @@ class LeastSquares(ImplicitSolver):
     method: str = "trf"
     tol: float | None = None
     options: tuple = ()
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n),(p)->(n)"
 

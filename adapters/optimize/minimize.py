@@ -5,6 +5,7 @@ import numpy as np
 
 import jaxbridge as jb
 
+from .._failure import OnFailure
 from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome
 from ._minimizing import run_minimize
@@ -54,7 +55,7 @@ class Minimize(ImplicitSolver):
     method: str = "L-BFGS-B"
     tol: float | None = None
     options: tuple = ()
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n),(p)->(n)"
 

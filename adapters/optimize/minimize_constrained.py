@@ -7,6 +7,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
+from .._failure import OnFailure
 from ._functions import HostFunction, check_user
 from ._implicit import TIGHT, ImplicitSolver, failure, finite_inputs, outcome
 from ._kkt import KKTSystem, solve_kkt
@@ -66,7 +67,7 @@ class MinimizeConstrained(ImplicitSolver):
     method: str = "SLSQP"
     tol: float | None = None
     options: tuple = ()
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n),(p)->(n)"
 

@@ -6,6 +6,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
+from .._failure import OnFailure
 from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome, settle
 
@@ -53,7 +54,7 @@ class Root(ImplicitSolver):
     method: str = "hybr"
     tol: float | None = None
     options: tuple = ()
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(n),(p)->(n)"
 

@@ -11,7 +11,7 @@ import scipy.signal
 import jaxbridge as jb
 
 from .._rules import total
-from ..linalg._solving import float_dtype, host_dtype, require_finite
+from ..linalg._solving import require_finite
 from ._filtering import (
     check_leading,
     convolve,
@@ -49,10 +49,10 @@ class LinearFilter(jb.Adapter):
     def output_specs(self, b, a, x):
         if a.shape[-1] == 0:
             raise ValueError("LinearFilter: 'a' is empty; it needs its leading coefficient a[0].")
-        return jax.ShapeDtypeStruct(x.shape[-1:], float_dtype(b, a, x))
+        return jax.ShapeDtypeStruct(x.shape[-1:], jb.result_dtype(b, a, x))
 
     def forward(self, b, a, x):
-        dtype = host_dtype(b, a, x)
+        dtype = jb.result_dtype(b, a, x)
         for name, value in (("b", b), ("a", a), ("x", x)):
             require_finite(f"lfilter: argument '{name}'", value, ValueError)
         check_leading("lfilter", "a[0]", a[..., 0])

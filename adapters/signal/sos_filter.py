@@ -11,7 +11,7 @@ import scipy.signal
 import jaxbridge as jb
 
 from .._rules import total
-from ..linalg._solving import float_dtype, host_dtype, require_finite
+from ..linalg._solving import require_finite
 from ._filtering import (
     check_leading,
     convolve,
@@ -50,10 +50,10 @@ class SosFilter(jb.Adapter):
     domains = {"sos": stable_sections}
 
     def output_specs(self, sos, x):
-        return jax.ShapeDtypeStruct(x.shape[-1:], float_dtype(sos, x))
+        return jax.ShapeDtypeStruct(x.shape[-1:], jb.result_dtype(sos, x))
 
     def forward(self, sos, x):
-        dtype = host_dtype(sos, x)
+        dtype = jb.result_dtype(sos, x)
         for name, value in (("sos", sos), ("x", x)):
             require_finite(f"sosfilt: argument '{name}'", value, ValueError)
         check_leading("sosfilt", "sos[:, 3]", sos[..., 3])

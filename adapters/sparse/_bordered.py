@@ -18,7 +18,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import failure, host_dtype
+from ..linalg._solving import failure
 
 GAP = 1e-10
 """Eigenvalues closer than ``GAP`` times the largest ``|w|`` count as repeated: there the
@@ -69,7 +69,7 @@ class _BorderedSolve(jb.Adapter):
                 if self.owner.on_failure != "nan":
                     raise
                 x[:, i], mu[i] = np.nan, np.nan
-        dtype = host_dtype(data, w, v, top, bottom)
+        dtype = jb.result_dtype(data, w, v, top, bottom)
         return x.astype(dtype), mu.astype(dtype)
 
     def pushforward(self, res, tangents):

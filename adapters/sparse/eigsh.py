@@ -14,14 +14,9 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import (
-    ON_FAILURE,
-    check_choice,
-    failure,
-    float_dtype,
-    host_dtype,
-    require_finite,
-)
+from .._failure import OnFailure, nan_results
+from .._parameters import check_choice
+from ..linalg._solving import failure, require_finite
 from ._bordered import _BorderedSolve, sparse_bordered_solve
 from ._pattern import Pattern
 
@@ -76,7 +71,7 @@ class Eigsh(jb.Adapter):
     k: int = 6
     which: str = "LM"
     sigma: float | None = None
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(m)->(k),(n,k)"
     values_name = "eigenvalues"  # what errors call w
@@ -88,7 +83,6 @@ class Eigsh(jb.Adapter):
         object.__setattr__(self, "indptr", pattern.indptr)
         object.__setattr__(self, "shape", pattern.shape)
         check_choice(owner, "which", self.which, WHICH)
-        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
         if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
             raise ValueError(f"{owner}: parameter 'k' must be an int; got {self.k!r}.")
         if not 1 <= self.k < pattern.n:
@@ -136,11 +130,11 @@ class Eigsh(jb.Adapter):
                 f"{type(self).__name__}: 'data' must have the pattern's {nnz} entries; got core "
                 f"shape {data.shape}."
             )
-        dtype = float_dtype(data)
+        dtype = jb.result_dtype(data)
         return jax.ShapeDtypeStruct((self.k,), dtype), jax.ShapeDtypeStruct((n, self.k), dtype)
 
     def forward(self, data):
-        n, k, dtype = self.shape[0], self.k, host_dtype(data)
+        n, k, dtype = self.shape[0], self.k, jb.result_dtype(data)
         try:
             require_finite("the matrix's 'data'", data)
             a = self._pattern.symmetric_part(data)
@@ -152,10 +146,8 @@ class Eigsh(jb.Adapter):
                 raise failure(f"ARPACK did not converge ({error})") from None
             except RuntimeError as error:  # SuperLU: a - sigma I singular
                 raise failure(f"the shift-invert factorization failed ({error})") from None
-        except np.linalg.LinAlgError:
-            if self.on_failure != "nan":
-                raise
-            return np.full(k, np.nan, dtype), np.full((n, k), np.nan, dtype)
+        except np.linalg.LinAlgError as error:
+            return nan_results(self.on_failure, error, (k,), (n, k), dtype=dtype)
         w, v = ordered(w, v)
         return w.astype(dtype), v.astype(dtype)
 

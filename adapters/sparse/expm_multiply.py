@@ -15,7 +15,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import float_dtype, host_dtype, require_finite
+from ..linalg._solving import require_finite
 from ._pattern import Pattern
 
 NODES = 12
@@ -81,14 +81,14 @@ class ExpmMultiply(jb.Adapter):
                 f"{type(self).__name__}: 'data' must have the pattern's {nnz} entries and 'b' "
                 f"its {n} rows; got core shapes {data.shape} and {b.shape}."
             )
-        return jax.ShapeDtypeStruct(b.shape, float_dtype(data, b, t))
+        return jax.ShapeDtypeStruct(b.shape, jb.result_dtype(data, b, t))
 
     def forward(self, data, b, t):
         for name, value in (("data", data), ("b", b), ("t", t)):
             require_finite(f"argument '{name}'", value, ValueError)
         a = self._pattern.matrix(data)
         y = _expm_multiply(float(t) * a, np.asarray(b, np.float64))
-        return y.astype(host_dtype(data, b, t))
+        return y.astype(jb.result_dtype(data, b, t))
 
     def pushforward(self, res, tangents):
         data, b, t, y = res
@@ -139,7 +139,7 @@ class _ExpmMultiplyDataCotangent(jb.Adapter):
     signature = "(m),(n,p),(),(n,p)->(m)"
 
     def forward(self, data, b, t, g):
-        return self._quadrature(data, b, t, g)[0].astype(host_dtype(data, b, t, g))
+        return self._quadrature(data, b, t, g)[0].astype(jb.result_dtype(data, b, t, g))
 
     def backward(self, res, g):
         raise NotImplementedError(_NO_SECOND_REVERSE)
@@ -158,7 +158,7 @@ class _ExpmMultiplyDataCotangent(jb.Adapter):
             total += self._quadrature(data, db, t, g)[0]
         if dg is not None:
             total += self._quadrature(data, b, t, dg)[0]
-        return total.astype(host_dtype(data, b, t, g))
+        return total.astype(jb.result_dtype(data, b, t, g))
 
     def _quadrature(self, data, b, t, g, with_t: bool = False):
         """The cotangent ``t ∫₀¹ p(s)[r] q(s)[c] ds`` with ``p(s) = expm(s t aᵀ) g``,

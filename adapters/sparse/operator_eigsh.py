@@ -19,14 +19,9 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 from jaxbridge._signature import parse
 
-from ..linalg._solving import (
-    ON_FAILURE,
-    check_choice,
-    failure,
-    float_dtype,
-    host_dtype,
-    require_finite,
-)
+from .._failure import OnFailure, nan_results
+from .._parameters import check_choice
+from ..linalg._solving import failure, require_finite
 from .eigsh import WHICH, eigen_cotangent, eigen_tangents, ordered
 
 TOLERANCE = 1e-12
@@ -64,7 +59,7 @@ class OperatorEigsh(jb.Adapter):
     k: int = 6
     which: str = "LM"
     sigma: float | None = None
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
     n: int | None = None
 
     signature = "(p)->(k),(n,k)"
@@ -88,7 +83,6 @@ class OperatorEigsh(jb.Adapter):
         n = int(n)
         object.__setattr__(self, "n", n)
         check_choice(owner, "which", self.which, WHICH)
-        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
         if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
             raise ValueError(f"{owner}: parameter 'k' must be an int; got {self.k!r}.")
         if not 1 <= self.k < n:
@@ -113,7 +107,7 @@ class OperatorEigsh(jb.Adapter):
         return np.random.default_rng(0).uniform(-1.0, 1.0, self._size)
 
     def output_specs(self, theta):
-        dtype = float_dtype(theta)
+        dtype = jb.result_dtype(theta)
         n, k = self._size, self.k
         return jax.ShapeDtypeStruct((k,), dtype), jax.ShapeDtypeStruct((n, k), dtype)
 
@@ -129,7 +123,7 @@ class OperatorEigsh(jb.Adapter):
         return _Operator(n, apply)
 
     def forward(self, theta):
-        n, k, dtype = self._size, self.k, host_dtype(theta)
+        n, k, dtype = self._size, self.k, jb.result_dtype(theta)
         try:
             require_finite("argument 'theta'", theta)
             a = self._operator(theta)
@@ -143,10 +137,8 @@ class OperatorEigsh(jb.Adapter):
                 )
             except scipy.sparse.linalg.ArpackNoConvergence as error:
                 raise failure(f"ARPACK did not converge ({error})") from None
-        except np.linalg.LinAlgError:
-            if self.on_failure != "nan":
-                raise
-            return np.full(k, np.nan, dtype), np.full((n, k), np.nan, dtype)
+        except np.linalg.LinAlgError as error:
+            return nan_results(self.on_failure, error, (k,), (n, k), dtype=dtype)
         w, v = ordered(w, v)
         return w.astype(dtype), v.astype(dtype)
 

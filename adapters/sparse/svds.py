@@ -15,14 +15,8 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import (
-    ON_FAILURE,
-    check_choice,
-    failure,
-    float_dtype,
-    host_dtype,
-    require_finite,
-)
+from .._failure import OnFailure, nan_results
+from ..linalg._solving import failure, require_finite
 from ._pattern import Pattern
 from .eigsh import Eigsh, eigen_cotangent, eigen_tangents
 
@@ -60,7 +54,7 @@ class Svds(jb.Adapter):
     indptr: tuple[int, ...]
     shape: tuple[int, int]
     k: int = 6
-    on_failure: str = "raise"
+    on_failure: OnFailure = "raise"
 
     signature = "(e)->(m,k),(k),(k,n)"
 
@@ -70,7 +64,6 @@ class Svds(jb.Adapter):
         object.__setattr__(self, "indices", pattern.indices)
         object.__setattr__(self, "indptr", pattern.indptr)
         object.__setattr__(self, "shape", pattern.shape)
-        check_choice(owner, "on_failure", self.on_failure, ON_FAILURE)
         if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
             raise ValueError(f"{owner}: parameter 'k' must be an int; got {self.k!r}.")
         if not 1 <= self.k < min(pattern.shape):
@@ -119,11 +112,11 @@ class Svds(jb.Adapter):
                 f"{type(self).__name__}: 'data' must have the pattern's {nnz} entries; got core "
                 f"shape {data.shape}."
             )
-        dtype = float_dtype(data)
+        dtype = jb.result_dtype(data)
         return tuple(jax.ShapeDtypeStruct(s, dtype) for s in ((m, k), (k,), (k, n)))
 
     def forward(self, data):
-        (m, n), k, dtype = self.shape, self.k, host_dtype(data)
+        (m, n), k, dtype = self.shape, self.k, jb.result_dtype(data)
         try:
             require_finite("the matrix's 'data'", data)
             a = self._pattern.matrix(data)
@@ -132,10 +125,8 @@ class Svds(jb.Adapter):
                 u, s, vt = scipy.sparse.linalg.svds(a, k=k, v0=start, solver="arpack")
             except scipy.sparse.linalg.ArpackNoConvergence as error:
                 raise failure(f"ARPACK did not converge ({error})") from None
-        except np.linalg.LinAlgError:
-            if self.on_failure != "nan":
-                raise
-            return tuple(np.full(shape, np.nan, dtype) for shape in ((m, k), (k,), (k, n)))
+        except np.linalg.LinAlgError as error:
+            return nan_results(self.on_failure, error, (m, k), (k,), (k, n), dtype=dtype)
         assert u is not None and vt is not None  # return_singular_vectors=True
         order = np.argsort(s)[::-1]
         u, s, vt = u[:, order], s[order], vt[order]

@@ -1,11 +1,7 @@
-"""What the special-function adapters share with the other families: the declared result
-dtype (``float_dtype``), the dtype the host computes in (``host_dtype``), and the arguments
-as SciPy's ufuncs should see them (``exact_floats``)."""
+"""The arguments as SciPy's ufuncs should see them (``exact_floats``), for the
+special-function adapters."""
 
 import numpy as np
-
-from ..linalg._solving import float_dtype as float_dtype
-from ..linalg._solving import host_dtype as host_dtype
 
 
 def exact_floats(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -10,7 +10,7 @@ import scipy.special
 
 import jaxbridge as jb
 
-from ._common import exact_floats, float_dtype, host_dtype
+from ._common import exact_floats
 from ._fixed import held_fixed
 
 
@@ -37,10 +37,10 @@ class _OrderHeldFixed(jb.Adapter):
         return super().__call__(held_fixed(self.name, "v", why, v), x)
 
     def output_specs(self, v, x):
-        return jax.ShapeDtypeStruct(jnp.broadcast_shapes(v.shape, x.shape), float_dtype(v, x))
+        return jax.ShapeDtypeStruct(jnp.broadcast_shapes(v.shape, x.shape), jb.result_dtype(v, x))
 
     def forward(self, v, x):
-        return self.function(*exact_floats(v, x)).astype(host_dtype(v, x))
+        return self.function(*exact_floats(v, x)).astype(jb.result_dtype(v, x))
 
     def slope(self, v: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
         """``d f(v, x) / dx``, from bridged calls (``y`` is ``f(v, x)``)."""

@@ -11,7 +11,7 @@ import scipy.special
 import jaxbridge as jb
 
 from .._rules import total
-from ._common import exact_floats, float_dtype, host_dtype
+from ._common import exact_floats
 from ._kv_integral import kv_derivative
 
 
@@ -32,7 +32,7 @@ class _BesselK(jb.Adapter):
         raise NotImplementedError
 
     def output_specs(self, v, x):
-        return jax.ShapeDtypeStruct(jnp.broadcast_shapes(v.shape, x.shape), float_dtype(v, x))
+        return jax.ShapeDtypeStruct(jnp.broadcast_shapes(v.shape, x.shape), jb.result_dtype(v, x))
 
     def _slopes(self, v, x):
         m, k, scaled = self.member()
@@ -68,7 +68,7 @@ class Kv(_BesselK):
         return 0, 0, False
 
     def forward(self, v, x):
-        return scipy.special.kv(*exact_floats(v, x)).astype(host_dtype(v, x))
+        return scipy.special.kv(*exact_floats(v, x)).astype(jb.result_dtype(v, x))
 
 
 class Kve(_BesselK):
@@ -84,7 +84,7 @@ class Kve(_BesselK):
         return 0, 0, True
 
     def forward(self, v, x):
-        return scipy.special.kve(*exact_floats(v, x)).astype(host_dtype(v, x))
+        return scipy.special.kve(*exact_floats(v, x)).astype(jb.result_dtype(v, x))
 
 
 class KvDerivative(_BesselK):
@@ -120,7 +120,7 @@ class KvDerivative(_BesselK):
         return self.m, self.k, self.scaled
 
     def forward(self, v, x):
-        return kv_derivative(self.m, self.k, self.scaled, v, x).astype(host_dtype(v, x))
+        return kv_derivative(self.m, self.k, self.scaled, v, x).astype(jb.result_dtype(v, x))
 
 
 kv = Kv()

@@ -10,8 +10,6 @@ import scipy.special
 
 import jaxbridge as jb
 
-from ._common import float_dtype, host_dtype
-
 _INVERSE_E = (0.36787944117144233, -1.2428753672788363e-17)
 """``1/e`` as the sum of two doubles (the first is the nearest double)."""
 
@@ -49,7 +47,7 @@ class LambertW(jb.Adapter):
     domains = {"x": _above_branch_point}
 
     def output_specs(self, x):
-        return jax.ShapeDtypeStruct(x.shape, float_dtype(x))
+        return jax.ShapeDtypeStruct(x.shape, jb.result_dtype(x))
 
     def forward(self, x):
         with np.errstate(invalid="ignore"):
@@ -63,7 +61,7 @@ class LambertW(jb.Adapter):
         near = (x64 >= -_INVERSE_E[0]) & (2 * np.e * above < _SERIES_REACH**2)
         p = np.sqrt(2 * np.e * np.where(near, np.maximum(above, 0.0), 0.0))
         real = np.where(near, np.polynomial.polynomial.polyval(p, _BRANCH_SERIES), real)
-        return real.astype(host_dtype(x))
+        return real.astype(jb.result_dtype(x))
 
     def pullback(self, res, g):
         _, w = res

@@ -31,7 +31,7 @@ import jaxbridge as jb
 
 from .._rules import total
 from ..stats._function import cdf_shape_gradient, host_valued
-from ._common import exact_floats, float_dtype, host_dtype
+from ._common import exact_floats
 
 
 def _probability(raw: np.ndarray) -> np.ndarray:
@@ -65,13 +65,13 @@ class Gammaincinv(jb.Adapter):
     domains = {"a": _shape, "p": _probability}
 
     def residual_specs(self, a, p):
-        return (jax.ShapeDtypeStruct((), float_dtype(a, p)),) * 2  # log Γ(a), log x
+        return (jax.ShapeDtypeStruct((), jb.result_dtype(a, p)),) * 2  # log Γ(a), log x
 
     def output_specs(self, a, p):
-        return jax.ShapeDtypeStruct(jnp.broadcast_shapes(a.shape, p.shape), float_dtype(a, p))
+        return jax.ShapeDtypeStruct(jnp.broadcast_shapes(a.shape, p.shape), jb.result_dtype(a, p))
 
     def forward(self, a, p):
-        dtype = host_dtype(a, p)
+        dtype = jb.result_dtype(a, p)
         x = scipy.special.gammaincinv(*exact_floats(a, p)).astype(dtype)
         a64, p64 = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(p, np.float64))
         log_gamma = scipy.special.gammaln(a64)
@@ -129,14 +129,14 @@ class Betaincinv(jb.Adapter):
     domains = {"a": _shape, "b": _shape, "y": _probability}
 
     def residual_specs(self, a, b, y):
-        return (jax.ShapeDtypeStruct((), float_dtype(a, b, y)),) * 3  # log B, log x, log(1-x)
+        return (jax.ShapeDtypeStruct((), jb.result_dtype(a, b, y)),) * 3  # log B, log x, log(1-x)
 
     def output_specs(self, a, b, y):
         shape = jnp.broadcast_shapes(a.shape, b.shape, y.shape)
-        return jax.ShapeDtypeStruct(shape, float_dtype(a, b, y))
+        return jax.ShapeDtypeStruct(shape, jb.result_dtype(a, b, y))
 
     def forward(self, a, b, y):
-        dtype = host_dtype(a, b, y)
+        dtype = jb.result_dtype(a, b, y)
         x = scipy.special.betaincinv(*exact_floats(a, b, y)).astype(dtype)
         a64, b64, y64 = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, y)))
         log_beta = scipy.special.betaln(a64, b64)

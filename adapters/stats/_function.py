@@ -26,7 +26,6 @@ import scipy.stats
 import jaxbridge as jb
 
 from .._rules import total
-from ..special._common import float_dtype, host_dtype
 from ._families import FAMILIES, Family
 
 KINDS = ("cdf", "sf", "logcdf", "logsf", "ppf", "isf")
@@ -105,15 +104,15 @@ class _Function(jb.Adapter):
         return {**{n: _shape for n in names}, "x": x}
 
     def residual_specs(self, *args):
-        return jax.ShapeDtypeStruct((), float_dtype(*args))  # the log normalizer
+        return jax.ShapeDtypeStruct((), jb.result_dtype(*args))  # the log normalizer
 
     def output_specs(self, *args):
         shape = jnp.broadcast_shapes(*(a.shape for a in args))
-        return jax.ShapeDtypeStruct(shape, float_dtype(*args))
+        return jax.ShapeDtypeStruct(shape, jb.result_dtype(*args))
 
     def _forward(self, *args):
         found = routine(self.routine)
-        dtype = host_dtype(*args)
+        dtype = jb.result_dtype(*args)
         shapes = [np.asarray(s, np.float64) for s in args[:-1]]
         with np.errstate(all="ignore"):
             value = np.asarray(found.value(*shapes, np.asarray(args[-1], np.float64)))
@@ -198,16 +197,16 @@ class _CdfShapeGradient(jb.Adapter):
     vectorized = True
 
     def residual_specs(self, *args):
-        return jax.ShapeDtypeStruct((), float_dtype(*args))
+        return jax.ShapeDtypeStruct((), jb.result_dtype(*args))
 
     def output_specs(self, *args):
         shape = jnp.broadcast_shapes(*(a.shape for a in args))
-        spec = jax.ShapeDtypeStruct(shape, float_dtype(*args))
+        spec = jax.ShapeDtypeStruct(shape, jb.result_dtype(*args))
         return spec if len(args) == 2 else (spec, spec)
 
     def _forward(self, *args):
         family = FAMILIES[self.family]
-        dtype = host_dtype(*args)
+        dtype = jb.result_dtype(*args)
         shapes = [np.asarray(s, np.float64) for s in args[:-1]]
         shapes_x = np.broadcast_arrays(*shapes, np.asarray(args[-1], np.float64))
         with np.errstate(all="ignore"):

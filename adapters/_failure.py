@@ -1,0 +1,78 @@
+"""What every adapter family does when its routine finds no trustworthy result.
+
+An adapter with the static parameter ``on_failure: OnFailure = "raise"`` raises a
+``Failure`` there (the bridge puts the adapter's name and method first in the message); with
+``on_failure="nan"`` that batch element's results are NaN instead, for code under
+``lax.cond`` or an optimizer's line search that must go on. ``OnFailure`` is a ``Literal``,
+so the adapter checks the choice when it is made: no family validates it again.
+
+Each family raises its own subclass of ``Failure``, which is also the exception type its
+users caught before there was a common base (``SolveFailure`` is a ``LinAlgError``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, overload
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+OnFailure = Literal["raise", "nan"]
+
+
+class Failure(Exception):
+    """A routine with no trustworthy result: no solution, no convergence, data it refuses.
+
+    ``on_failure="nan"`` turns it into NaN results; the message says so.
+    """
+
+    @classmethod
+    def because(cls, problem: str) -> Failure:
+        """The error for ``problem`` (a sentence without its full stop), with the way out."""
+        return cls(f"{problem}. Pass on_failure='nan' to get NaN results instead of this error.")
+
+
+class SolveFailure(Failure, np.linalg.LinAlgError):
+    """A linear, matrix or Riccati equation with no (trustworthy) solution."""
+
+
+class IntegrationFailure(Failure, RuntimeError):
+    """An integral or ODE solve that did not reach its error target or is not finite."""
+
+
+class OptimizeError(Failure, RuntimeError):
+    """A solve with no trustworthy answer: SciPy did not converge, its answer fails the
+    optimality check, or the solution is singular or degenerate there."""
+
+
+class InterpolationFailure(Failure, ValueError):
+    """Data an interpolant cannot be built from (too few points, sites out of order)."""
+
+
+Shape = tuple[int, ...]
+
+
+@overload
+def nan_results(
+    on_failure: OnFailure, error: Exception, shape: Shape, /, *, dtype: DTypeLike = ...
+) -> np.ndarray: ...
+@overload
+def nan_results(
+    on_failure: OnFailure,
+    error: Exception,
+    first: Shape,
+    second: Shape,
+    /,
+    *shapes: Shape,
+    dtype: DTypeLike = ...,
+) -> tuple[np.ndarray, ...]: ...
+def nan_results(
+    on_failure: OnFailure, error: Exception, *shapes: Shape, dtype: DTypeLike = np.float64
+) -> np.ndarray | tuple[np.ndarray, ...]:
+    """The results of one failed batch element: NaN arrays of ``shapes`` (one array for one
+    shape) if ``on_failure == "nan"``; otherwise ``error`` is raised. Called in the
+    ``except`` clause that caught ``error``."""
+    if on_failure != "nan":
+        raise error
+    arrays = tuple(np.full(shape, np.nan, dtype) for shape in shapes)
+    return arrays[0] if len(arrays) == 1 else arrays
