@@ -15,6 +15,7 @@ import numpy as np
 from jax.core import Tracer
 
 from ._bridge import call, host_pullback, host_pushforward
+from ._caches import per_object
 from ._domain import Domain
 from ._dtypes import result_dtype
 from ._plan import arg_names, default_rule
@@ -266,7 +267,7 @@ class Adapter:
         return call(self, args, kwargs)
 
 
-@functools.cache
+@per_object  # weakly: adapter classes made at run time must be freed
 def _choices(cls: type) -> dict[str, tuple[object, ...]]:
     """The static parameters annotated ``Literal[...]``, with the values each may take."""
     try:
