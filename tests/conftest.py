@@ -10,8 +10,8 @@ small; they differ in how much they explore:
 - ``thorough``: ``JAXBRIDGE_HYPOTHESIS_PROFILE=thorough pytest``. 100 random examples per
   test, dimensions up to 4, batch shapes up to (2, 3). Run it after changing an adapter or
   the bridge; it takes minutes.
-- ``smoke``: the default of the quick subset, ``pytest -m "not slow"`` (README, Install and
-  run): 2 examples per test, derandomized, the quick profile's sizes, so that every adapter
+- ``smoke``: the default of the quick subset, ``pytest -m "not slow"`` (docs/getting-started.md):
+  2 examples per test, derandomized, the quick profile's sizes, so that every adapter
   still goes through ``check_adapter`` once or twice. An explicit
   ``JAXBRIDGE_HYPOTHESIS_PROFILE`` wins.
 

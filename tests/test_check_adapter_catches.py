@@ -1,7 +1,7 @@
 """``check_adapter`` fails on deliberately broken adapters, saying which check failed, where
 and by how much, and passes on correct adapters of every kind of contract: host or JAX rules,
-reverse mode only or both modes, ``linear_in``. Also runs the README's "Testing your own
-adapter" snippet, so that it cannot rot."""
+reverse mode only or both modes, ``linear_in``. Also runs the snippets of the documentation's
+page "Testing adapters" (docs/testing.md), so that they cannot rot."""
 
 from __future__ import annotations
 
@@ -801,38 +801,35 @@ def test_an_error_on_the_host_is_a_failed_check():
     assert "it raised LinAlgError: Singular matrix" in message
 
 
-# --- the README's snippet
+# --- the documentation's snippet
 
 
-def _readme_snippet() -> str:
-    """The Python blocks of README.md's section "Testing your own adapter"."""
-    text = (Path(__file__).parent.parent / "README.md").read_text()
-    heading = re.search(r"^(#+) Testing your own adapter\n", text, re.M)
-    assert heading, "README.md has no section 'Testing your own adapter'"
-    end = re.compile(rf"^#{{1,{len(heading.group(1))}}} ", re.M).search(text, heading.end())
-    section = text[heading.end() : end.start() if end else len(text)]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert blocks, "README.md: the section has no ```python block"
+def _docs_snippet() -> str:
+    """The Python blocks of the documentation's page "Testing adapters" (docs/testing.md)."""
+    text = (Path(__file__).parent.parent / "docs" / "testing.md").read_text()
+    assert text.startswith("# Testing adapters\n"), "docs/testing.md is not the testing page"
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks, "docs/testing.md has no ```python block"
     return "\n".join(blocks)
 
 
 @pytest.mark.slow
-def test_readme_snippet_runs():
-    namespace: dict = {"__name__": "readme_snippet"}
-    exec(compile(_readme_snippet(), "README snippet", "exec"), namespace)
+def test_docs_snippet_runs():
+    namespace: dict = {"__name__": "docs_snippet"}
+    exec(compile(_docs_snippet(), "docs/testing.md snippet", "exec"), namespace)
     tests = [f for name, f in namespace.items() if name.startswith("test_") and callable(f)]
     assert tests, "the snippet should show a Hypothesis test"
     for test in tests:
         test()
 
 
-def test_readme_snippet_catches_a_wrong_backward():
-    namespace: dict = {"__name__": "readme_snippet"}
-    snippet = _readme_snippet()
+def test_docs_snippet_catches_a_wrong_backward():
+    namespace: dict = {"__name__": "docs_snippet"}
+    snippet = _docs_snippet()
     wrong = snippet.replace("3 * x**2 * g", "3 * x * g")
     assert wrong != snippet, "the snippet's backward changed: update this test"
     with pytest.raises(AssertionError, match="the 'grad' check failed"):
-        exec(compile(wrong, "README snippet", "exec"), namespace)
+        exec(compile(wrong, "docs/testing.md snippet", "exec"), namespace)
 
 
 @pytest.mark.slow

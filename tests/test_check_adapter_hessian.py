@@ -44,7 +44,7 @@ class _Softplus(jb.Adapter):
 
 
 class HostJvpJaxPullback(_Softplus):
-    """The README's recipe for Hessians: forward over reverse and reverse over reverse."""
+    """The recipe for Hessians (docs: Transformations): forward over reverse and reverse over reverse."""
 
     def jvp(self, res, tangents):
         x, _ = res

@@ -159,18 +159,19 @@ def test_residuals_passed_to_bridged_calls_are_allowed():
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
 
 
-def test_readme_example():
-    """README.md's "Residuals and second derivatives": the wrong pullback is refused as it
-    says, and the right one (the commented lines) gets the Hessian."""
+def test_guide_example():
+    """The guide's "Residuals and second derivatives" (docs/writing-an-adapter.md): the wrong
+    pullback is refused as it says, and the right one (the commented lines) gets the
+    Hessian."""
     import re
     import textwrap
     from pathlib import Path
 
-    text = (Path(__file__).parent.parent / "README.md").read_text()
-    section = text.split("### Residuals and second derivatives", 1)[1].split("\n### ", 1)[0]
+    text = (Path(__file__).parent.parent / "docs" / "writing-an-adapter.md").read_text()
+    section = text.split("## Residuals and second derivatives", 1)[1].split("\n## ", 1)[0]
     (block,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
     namespace: dict = {"jax": jax, "jaxbridge": jb}
-    exec(compile(block, "README residuals example", "exec"), namespace)
+    exec(compile(block, "docs residuals example", "exec"), namespace)
     cube = namespace["Cube"]()
     with pytest.raises(TypeError, match=r"Cube.pullback computes with residual 0"):
         jax.hessian(cube)(X)
@@ -181,7 +182,7 @@ def test_readme_example():
     exec(
         compile(
             "class Right(Cube):\n" + textwrap.indent(textwrap.dedent(right), "    "),
-            "README",
+            "docs residuals example",
             "exec",
         ),
         namespace,
