@@ -126,8 +126,16 @@ class Ive(_OrderHeldFixed):
 
 
 jv = Jv()
+"""``scipy.special.jv(v, x)``, a ready ``Jv``: differentiable in ``x`` to every order; the order
+``v`` is held fixed."""
 yv = Yv()
+"""``scipy.special.yv(v, x)``, a ready ``Yv``: differentiable in ``x`` to every order; the order
+``v`` is held fixed."""
 iv = Iv()
+"""``scipy.special.iv(v, x)``, a ready ``Iv``: differentiable in ``x`` to every order; the order
+``v`` is held fixed."""
 ive = Ive()
+"""``scipy.special.ive(v, x)``, a ready ``Ive``: differentiable in ``x`` to every order; the order
+``v`` is held fixed."""
 
 __all__ = ["Iv", "Ive", "Jv", "Yv", "iv", "ive", "jv", "yv"]

@@ -124,6 +124,10 @@ class KvDerivative(_BesselK):
 
 
 kv = Kv()
+"""``scipy.special.kv(v, x)``, a ready ``Kv``: differentiable in the order ``v`` and in ``x``,
+exactly, to every order."""
 kve = Kve()
+"""``scipy.special.kve(v, x)``, a ready ``Kve``: differentiable in the order ``v`` and in ``x``,
+exactly, to every order."""
 
 __all__ = ["Kv", "KvDerivative", "Kve", "kv", "kve"]

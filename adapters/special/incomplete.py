@@ -14,7 +14,13 @@ from __future__ import annotations
 from ..stats._function import OneShapeFunction, TwoShapeFunction
 
 gammainc = OneShapeFunction("gammainc")
+"""``scipy.special.gammainc(a, x)``, the regularized lower incomplete gamma function: every order
+in ``x``, exact first order in the shape ``a``."""
 gammaincc = OneShapeFunction("gammaincc")
+"""``scipy.special.gammaincc(a, x)``, the regularized upper incomplete gamma function: every order
+in ``x``, exact first order in the shape ``a``."""
 betainc = TwoShapeFunction("betainc")
+"""``scipy.special.betainc(a, b, x)``, the regularized incomplete beta function: every order in
+``x``, exact first order in the shapes ``a``, ``b``."""
 
 __all__ = ["betainc", "gammainc", "gammaincc"]

@@ -74,5 +74,7 @@ class LambertW(jb.Adapter):
 
 
 lambertw = LambertW()
+"""``scipy.special.lambertw(x).real`` on the principal branch, a ready ``LambertW``: differentiable
+in ``x`` to every order."""
 
 __all__ = ["LambertW", "lambertw"]

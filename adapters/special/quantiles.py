@@ -306,6 +306,10 @@ def _power(c: jax.Array, log_x: jax.Array) -> jax.Array:
 
 
 gammaincinv = Gammaincinv()
+"""``scipy.special.gammaincinv(a, p)``, a ready ``Gammaincinv``: every order in ``p``, exact first
+order in the shape ``a``."""
 betaincinv = Betaincinv()
+"""``scipy.special.betaincinv(a, b, y)``, a ready ``Betaincinv``: every order in ``y``, exact first
+order in the shapes ``a``, ``b``."""
 
 __all__ = ["Betaincinv", "Gammaincinv", "betaincinv", "gammaincinv"]

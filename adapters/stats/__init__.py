@@ -22,11 +22,23 @@ from ._function import OneShapeFunction as OneShapeFunction
 from ._function import TwoShapeFunction as TwoShapeFunction
 
 t = Distribution("t")
+"""``scipy.stats.t``: ``t.cdf(x, df, loc=0.0, scale=1.0)`` and ``sf``, ``logcdf``, ``logsf``,
+``ppf``, ``isf``."""
 gamma = Distribution("gamma")
+"""``scipy.stats.gamma``: ``gamma.cdf(x, a, loc=0.0, scale=1.0)`` and ``sf``, ``logcdf``,
+``logsf``, ``ppf``, ``isf``."""
 beta = Distribution("beta")
+"""``scipy.stats.beta``: ``beta.cdf(x, a, b, loc=0.0, scale=1.0)`` and ``sf``, ``logcdf``,
+``logsf``, ``ppf``, ``isf``."""
 chi2 = Distribution("chi2")
+"""``scipy.stats.chi2``: ``chi2.cdf(x, df, loc=0.0, scale=1.0)`` and ``sf``, ``logcdf``, ``logsf``,
+``ppf``, ``isf``."""
 f = Distribution("f")
+"""``scipy.stats.f``: ``f.cdf(x, dfn, dfd, loc=0.0, scale=1.0)`` and ``sf``, ``logcdf``, ``logsf``,
+``ppf``, ``isf``."""
 invgamma = Distribution("invgamma")
+"""``scipy.stats.invgamma``: ``invgamma.cdf(x, a, loc=0.0, scale=1.0)`` and ``sf``, ``logcdf``,
+``logsf``, ``ppf``, ``isf``."""
 
 __all__ = [
     "Distribution",
