@@ -60,9 +60,11 @@ def _one(adapter: LinearNDInterpolator, points, values, xi, vertices):
     # outside the hull a harmless system, whose result is replaced by fill_value
     edges = jnp.where(inside[:, None, None], edges, jnp.eye(n, dtype=edges.dtype))
     head = jnp.linalg.solve(edges, (xi - last)[..., None])[..., 0]
-    weights = jnp.concatenate([head, 1 - head.sum(-1, keepdims=True)], axis=-1)
-    at_corners = values[jnp.where(vertices >= 0, vertices, 0)]
-    return jnp.where(inside, jnp.sum(weights * at_corners, axis=-1), adapter.fill_value)
+    at_corners = values[jnp.where(vertices >= 0, vertices, 0)]  # (m, n + 1)
+    # from the last corner's value, not as the weights' sum: the same function, but its
+    # derivatives on constant data are exactly 0 (the weights' cancel only to rounding)
+    rise = jnp.sum(head * (at_corners[:, :n] - at_corners[:, n:]), axis=-1)
+    return jnp.where(inside, at_corners[:, n] + rise, adapter.fill_value)
 
 
 def _batched(adapter, points, values, xi):
