@@ -182,7 +182,7 @@ def test_second_derivatives_match_central_differences():
 def _repeated():
     """Two blocks with the same spectrum: every eigenvalue is double."""
     block = _matrix(6, seed=6).toarray()
-    a = scipy.sparse.csr_array(scipy.sparse.block_diag([block, block]))
+    a = scipy.sparse.block_diag([scipy.sparse.csr_array(block)] * 2, format="csr")
     a.sort_indices()
     return a
 

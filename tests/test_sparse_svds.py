@@ -81,7 +81,7 @@ def test_singular_value_gradient_is_u_v_per_entry():
 
 def test_repeated_singular_values_refuse_the_vector_derivative():
     block = _matrix(8, 6, seed=2).toarray()
-    a = scipy.sparse.csr_array(scipy.sparse.block_diag([block, block]))
+    a = scipy.sparse.block_diag([scipy.sparse.csr_array(block)] * 2, format="csr")
     a.sort_indices()
     svds = Svds(a.indices, a.indptr, a.shape, k=2)
     with pytest.raises(Exception, match=r"Svds: singular values 0 and 1 .* apart"):

@@ -167,6 +167,10 @@ class RBFInterpolator(jb.Adapter):
         for name, values in (("y", y), ("d", d)):
             if not np.isfinite(values).all():
                 return f"argument '{name}' has non-finite entries (NaN or inf)"
+        # interpolating (no smoothing), a repeated site makes the system singular; SciPy
+        # refuses it in some versions and not in others, so it is checked here
+        if self.smoothing == 0 and len(np.unique(y, axis=0)) < len(y):
+            return "argument 'y' has repeated sites, which need smoothing > 0"
         return None
 
     def pushforward(self, res, tangents):
