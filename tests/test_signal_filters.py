@@ -153,16 +153,17 @@ def test_one_pole_filter_derivatives_of_every_order():
     def f(p):
         return lfilter(jnp.ones(1), jnp.stack([jnp.ones(()), -p]), impulse)
 
+    # (jitted: eager, each operation of the nested rules compiles on its own)
     first = n * p ** np.maximum(n - 1, 0)
     second = n * (n - 1) * p ** np.maximum(n - 2, 0)
     third = n * (n - 1) * (n - 2) * p ** np.maximum(n - 3, 0)
-    np.testing.assert_allclose(jax.jacfwd(f)(p), first, rtol=1e-13)
-    np.testing.assert_allclose(jax.jacrev(f)(p), first, rtol=1e-13)
-    np.testing.assert_allclose(jax.jacfwd(jax.jacfwd(f))(p), second, rtol=1e-12)
-    np.testing.assert_allclose(jax.jacrev(jax.jacrev(f))(p), second, rtol=1e-12)
-    np.testing.assert_allclose(jax.hessian(lambda p: f(p)[5])(p), second[5], rtol=1e-12)
-    np.testing.assert_allclose(jax.jacfwd(jax.jacfwd(jax.jacfwd(f)))(p), third, rtol=1e-11)
-    np.testing.assert_allclose(jax.jacrev(jax.jacfwd(jax.jacrev(f)))(p), third, rtol=1e-11)
+    np.testing.assert_allclose(jax.jit(jax.jacfwd(f))(p), first, rtol=1e-13)
+    np.testing.assert_allclose(jax.jit(jax.jacrev(f))(p), first, rtol=1e-13)
+    np.testing.assert_allclose(jax.jit(jax.jacfwd(jax.jacfwd(f)))(p), second, rtol=1e-12)
+    np.testing.assert_allclose(jax.jit(jax.jacrev(jax.jacrev(f)))(p), second, rtol=1e-12)
+    np.testing.assert_allclose(jax.jit(jax.hessian(lambda p: f(p)[5]))(p), second[5], rtol=1e-12)
+    np.testing.assert_allclose(jax.jit(jax.jacfwd(jax.jacfwd(jax.jacfwd(f))))(p), third, rtol=1e-11)
+    np.testing.assert_allclose(jax.jit(jax.jacrev(jax.jacfwd(jax.jacrev(f))))(p), third, rtol=1e-11)
 
 
 def test_sosfilt_hessian_matches_finite_differences_of_the_gradient():
