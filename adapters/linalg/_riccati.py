@@ -25,7 +25,8 @@ class RiccatiSolve(jb.Adapter):
     """The base of ``ContinuousRiccatiSolve`` and ``DiscreteRiccatiSolve``: the stabilising
     solution ``x`` of an algebraic Riccati equation in ``(a, b, q, r)``.
 
-    An equation sets ``_routine`` (SciPy's solver), ``_without_inputs`` (the adapter for the
+    An equation sets ``_routine`` (SciPy's solver) and ``_function`` (its name, for
+    errors), ``_without_inputs`` (the adapter for the
     equation with no inputs, named when ``b`` has no columns) and defines ``_newton`` and
     ``_stable`` (host, for ``solve_are``), ``_loop`` and ``_lyapunov_solve`` (JAX, for the
     rules). Both rules are then one Lyapunov solve on the closed loop ``c = a - b k``, with
@@ -40,6 +41,7 @@ class RiccatiSolve(jb.Adapter):
     signature = "(n,n),(n,m),(n,n),(m,m)->(n,n)"
 
     _routine: ClassVar[Callable[..., np.ndarray]]
+    _function: ClassVar[str]
     _without_inputs: ClassVar[str]
 
     @staticmethod
@@ -72,10 +74,8 @@ class RiccatiSolve(jb.Adapter):
 
     def forward(self, a, b, q, r):
         dtype = jb.result_dtype(a, b, q, r)
-        routine = type(self)._routine
-        x = solve_are(
-            routine.__name__, routine, self._newton, self._stable, a, b, q, r, self.on_failure
-        )
+        routine, function = type(self)._routine, self._function
+        x = solve_are(function, routine, self._newton, self._stable, a, b, q, r, self.on_failure)
         return x.astype(dtype)
 
     def pushforward(self, res, tangents):

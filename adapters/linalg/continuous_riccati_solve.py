@@ -34,6 +34,7 @@ class ContinuousRiccatiSolve(RiccatiSolve):
     domains = {"a": hurwitz, "q": "spd", "r": "spd"}  # a stable: any b will do
 
     _routine = scipy.linalg.solve_continuous_are
+    _function = "solve_continuous_are"
     _without_inputs = "LyapunovSolve"
 
     @staticmethod

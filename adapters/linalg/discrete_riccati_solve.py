@@ -35,6 +35,7 @@ class DiscreteRiccatiSolve(RiccatiSolve):
     domains = {"a": contraction, "q": "spd", "r": "spd"}  # a Schur stable: any b will do
 
     _routine = scipy.linalg.solve_discrete_are
+    _function = "solve_discrete_are"
     _without_inputs = "DiscreteLyapunovSolve"
 
     @staticmethod
