@@ -20,15 +20,14 @@ import jaxbridge as jb
 from jaxbridge._signature import parse
 
 from .._failure import OnFailure, nan_results
-from .._parameters import check_choice
 from ..linalg._solving import failure, require_finite
-from .eigsh import WHICH, eigen_cotangent, eigen_tangents, ordered
+from ._eigen import EigenRules, check_spectrum, ordered, start_vector
 
 TOLERANCE = 1e-12
 """MINRES's relative residual, for shift-invert and for the eigenvector derivatives."""
 
 
-class OperatorEigsh(jb.Adapter):
+class OperatorEigsh(EigenRules, jb.Adapter):
     """``k`` eigenpairs ``(w, v)`` of a symmetric operator ``a(theta)`` known only by its
     product with vectors, as ``scipy.sparse.linalg.eigsh`` on a ``LinearOperator``.
 
@@ -82,20 +81,8 @@ class OperatorEigsh(jb.Adapter):
             )
         n = int(n)
         object.__setattr__(self, "n", n)
-        check_choice(owner, "which", self.which, WHICH)
-        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
-            raise ValueError(f"{owner}: parameter 'k' must be an int; got {self.k!r}.")
-        if not 1 <= self.k < n:
-            raise ValueError(
-                f"{owner}: parameter 'k' must satisfy 1 <= k < n = {n} (ARPACK); got {self.k}."
-            )
-        if self.sigma is not None:
-            if not isinstance(self.sigma, numbers.Real) or not np.isfinite(self.sigma):
-                raise ValueError(
-                    f"{owner}: parameter 'sigma' must be a finite real number or None; got "
-                    f"{self.sigma!r}."
-                )
-            object.__setattr__(self, "sigma", float(self.sigma))
+        sigma = check_spectrum(owner, n, self.k, self.which, self.sigma)
+        object.__setattr__(self, "sigma", sigma)
 
     @property
     def _size(self) -> int:
@@ -104,7 +91,7 @@ class OperatorEigsh(jb.Adapter):
 
     @functools.cached_property
     def _start(self) -> np.ndarray:
-        return np.random.default_rng(0).uniform(-1.0, 1.0, self._size)
+        return start_vector(self._size)
 
     def output_specs(self, theta):
         dtype = jb.result_dtype(theta)
@@ -171,17 +158,6 @@ class OperatorEigsh(jb.Adapter):
     def _operator_cotangent(self, theta, y, x):
         _, pull = jax.vjp(self._columns(theta, x), theta)
         return pull(y)[0]
-
-    def pushforward(self, res, tangents):
-        theta, w, v = res
-        (dtheta,) = tangents
-        if dtheta is None:
-            return None
-        return eigen_tangents(self, "OperatorEigsh", theta, w, v, dtheta)
-
-    def pullback(self, res, g):
-        theta, w, v = res
-        return (eigen_cotangent(self, "OperatorEigsh", theta, w, v, g),)
 
 
 class _Operator(scipy.sparse.linalg.LinearOperator):

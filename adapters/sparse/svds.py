@@ -17,8 +17,9 @@ import jaxbridge as jb
 
 from .._failure import OnFailure, nan_results
 from ..linalg._solving import failure, require_finite
+from ._eigen import eigen_cotangent, eigen_tangents
 from ._pattern import Pattern
-from .eigsh import Eigsh, eigen_cotangent, eigen_tangents
+from .eigsh import Eigsh
 
 
 class _Augmented(Eigsh):
