@@ -18,6 +18,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
+from .._failure import nan_results
 from ..linalg._solving import failure
 
 GAP = 1e-10
@@ -65,10 +66,8 @@ class _BorderedSolve(jb.Adapter):
                 if solve is None:
                     solve = self.owner._bordered_solver(data, name)
                 x[:, i], mu[i] = solve(float(w[i]), v[:, i], top[:, i], bottom[i])
-            except np.linalg.LinAlgError:
-                if self.owner.on_failure != "nan":
-                    raise
-                x[:, i], mu[i] = np.nan, np.nan
+            except np.linalg.LinAlgError as error:
+                x[:, i], mu[i] = nan_results(self.owner.on_failure, error, x[:, i].shape, ())
         dtype = jb.result_dtype(data, w, v, top, bottom)
         return x.astype(dtype), mu.astype(dtype)
 
