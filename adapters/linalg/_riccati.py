@@ -5,7 +5,6 @@ its failures made clear, and the domains their tests draw from."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import warnings
 from collections.abc import Callable
 from typing import ClassVar
@@ -17,7 +16,7 @@ import numpy as np
 import jaxbridge as jb
 
 from .._failure import OnFailure, nan_results
-from .._rules import total
+from .._rules import compiled, total
 from ._solving import failure, require_finite
 
 
@@ -78,44 +77,34 @@ class RiccatiSolve(jb.Adapter):
         x = solve_are(function, routine, self._newton, self._stable, a, b, q, r, self.on_failure)
         return x.astype(dtype)
 
+    @compiled
     def pushforward(self, res, tangents):
-        return _pushforward(self, res, tangents)
+        a, b, _, r, x = res
+        da, db, dq, dr = tangents
+        k, c, w = self._loop(a, b, r, x)
+        terms = []
+        if da is not None:
+            wda = w.mT @ da
+            terms.append(wda + wda.mT)
+        if db is not None:
+            wdb = w.mT @ db @ k
+            terms.append(-(wdb + wdb.mT))
+        if dr is not None:
+            terms.append(k.mT @ sym(dr) @ k)
+        if dq is not None:
+            terms.append(sym(dq))
+        rhs = total(terms)
+        if rhs is None:
+            return None
+        return self._lyapunov_solve(c.mT, rhs)
 
+    @compiled
     def pullback(self, res, g):
-        return _pullback(self, res, g)
-
-
-# Each rule is one compiled program (called eagerly, its operations would each compile on
-# their own); the adapter is static.
-@functools.partial(jax.jit, static_argnums=0)
-def _pushforward(solve: RiccatiSolve, res, tangents):
-    a, b, _, r, x = res
-    da, db, dq, dr = tangents
-    k, c, w = solve._loop(a, b, r, x)
-    terms = []
-    if da is not None:
-        wda = w.mT @ da
-        terms.append(wda + wda.mT)
-    if db is not None:
-        wdb = w.mT @ db @ k
-        terms.append(-(wdb + wdb.mT))
-    if dr is not None:
-        terms.append(k.mT @ sym(dr) @ k)
-    if dq is not None:
-        terms.append(sym(dq))
-    rhs = total(terms)
-    if rhs is None:
-        return None
-    return solve._lyapunov_solve(c.mT, rhs)
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def _pullback(solve: RiccatiSolve, res, g):
-    a, b, _, r, x = res
-    k, c, w = solve._loop(a, b, r, x)
-    s = solve._lyapunov_solve(c, sym(g))
-    ws = w @ s
-    return 2 * ws, -2 * ws @ k.mT, s, k @ s @ k.mT
+        a, b, _, r, x = res
+        k, c, w = self._loop(a, b, r, x)
+        s = self._lyapunov_solve(c, sym(g))
+        ws = w @ s
+        return 2 * ws, -2 * ws @ k.mT, s, k @ s @ k.mT
 
 
 def sym(m):
