@@ -60,6 +60,11 @@ def multiplier_floor(gradient: np.ndarray) -> float:
     return MULTIPLIER * max(1.0, float(np.max(np.abs(gradient), initial=0.0)))
 
 
+ROUNDS = 3
+"""How many times the active set (of bounds or inequalities) may be corrected after
+refinement: one judged active whose multiplier turns the wrong way is released, one judged
+inactive that ends up violated is added, and the refinement repeats."""
+
 REFINEMENTS = 4
 """The most Newton steps taken on SciPy's answer (each must reduce ``|F|``)."""
 

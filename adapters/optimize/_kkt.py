@@ -17,15 +17,12 @@ from ._functions import HostFunction
 from ._implicit import (
     MULTIPLIER,
     NEAR,
+    ROUNDS,
     failure,
     multiplier_floor,
     require_positive_definite,
     settle,
 )
-
-ROUNDS = 3
-"""How many times the active set may be corrected after refinement (a constraint judged
-active whose multiplier turns negative, one judged inactive that ends up violated)."""
 
 
 class KKTSystem:

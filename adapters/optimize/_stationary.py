@@ -14,14 +14,12 @@ import numpy as np
 from ._implicit import (
     MULTIPLIER,
     NEAR,
+    ROUNDS,
     failure,
     multiplier_floor,
     require_positive_definite,
     settle,
 )
-
-ROUNDS = 3
-"""How many times the active set may be corrected after refinement."""
 
 
 class Objective(Protocol):
