@@ -15,6 +15,7 @@ and the start ``x0`` gets an exact zero. Host code only: NumPy and SciPy, never 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
 import jax
@@ -150,6 +151,26 @@ def settle(
             "has no derivative"
         )
     return z, f, jz, jq
+
+
+def settle_active_set(
+    system: System,
+    z: np.ndarray,
+    scale: float,
+    verdict: str,
+    success: bool,
+    correct: Callable[[np.ndarray], np.ndarray | None],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``settle`` on the system's active set, then ``correct(z)``: the start of another round
+    on a corrected active set, or None when the set stands; at most ``ROUNDS`` rounds, else
+    ``OptimizeError``. Returns ``(z, J_z, J_q)``."""
+    for done in range(ROUNDS):
+        z, _, jz, jq = settle(system, z, scale, verdict, success, start=done == 0)
+        corrected = correct(z)
+        if corrected is None:
+            return z, jz, jq
+        z = corrected
+    raise failure(f"{verdict}, but the active set could not be identified")
 
 
 def _chord(
