@@ -16,8 +16,8 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results
-from ._solving import failure, require_finite
+from .._failure import OnFailure, nan_results, require_finite
+from ._solving import failure
 
 
 def principal(

@@ -15,9 +15,9 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results
+from .._failure import OnFailure, nan_results, require_finite
 from .._rules import compiled, total
-from ._solving import failure, require_finite
+from ._solving import failure
 
 
 class RiccatiSolve(jb.Adapter):

@@ -7,10 +7,10 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results
+from .._failure import OnFailure, nan_results, require_finite
 from .._rules import compiled
 from ._riccati import contraction
-from ._solving import failure, require_finite
+from ._solving import failure
 
 
 class DiscreteLyapunovSolve(jb.Adapter):

@@ -14,11 +14,10 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 
 from .._csr import check_pattern
-from .._failure import OnFailure
+from .._failure import OnFailure, require_finite
 from ._solving import (
     failure,
     lapack_dtype,
-    require_finite,
     solve_per_matrix,
 )
 

@@ -8,8 +8,8 @@ import scipy.signal
 
 import jaxbridge as jb
 
+from .._failure import require_finite
 from .._rules import compiled, total
-from ..linalg._solving import require_finite
 from ._filtering import (
     check_leading,
     convolve,

@@ -12,8 +12,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results
-from ..linalg._solving import failure, require_finite
+from .._failure import OnFailure, SolveFailure, nan_results, require_finite
 from ._bordered import sparse_bordered_solve
 from ._eigen import EigenRules, check_spectrum, ordered, start_vector
 from ._pattern import Pattern
@@ -124,9 +123,11 @@ class Eigsh(EigenRules, jb.Adapter):
                     a, k=k, which=self.which, sigma=self.sigma, v0=self._start
                 )
             except scipy.sparse.linalg.ArpackNoConvergence as error:
-                raise failure(f"ARPACK did not converge ({error})") from None
+                raise SolveFailure.because(f"ARPACK did not converge ({error})") from None
             except RuntimeError as error:  # SuperLU: a - sigma I singular
-                raise failure(f"the shift-invert factorization failed ({error})") from None
+                raise SolveFailure.because(
+                    f"the shift-invert factorization failed ({error})"
+                ) from None
         except np.linalg.LinAlgError as error:
             return nan_results(self.on_failure, error, (k,), (n, k), dtype=dtype)
         w, v = ordered(w, v)

@@ -19,8 +19,7 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 from jaxbridge._signature import parse
 
-from .._failure import OnFailure, nan_results
-from ..linalg._solving import failure, require_finite
+from .._failure import OnFailure, SolveFailure, nan_results, require_finite
 from ._eigen import EigenRules, check_spectrum, ordered, start_vector
 
 TOLERANCE = 1e-12
@@ -123,7 +122,7 @@ class OperatorEigsh(EigenRules, jb.Adapter):
                     a, k=k, which=self.which, sigma=self.sigma, OPinv=inverse, v0=self._start
                 )
             except scipy.sparse.linalg.ArpackNoConvergence as error:
-                raise failure(f"ARPACK did not converge ({error})") from None
+                raise SolveFailure.because(f"ARPACK did not converge ({error})") from None
         except np.linalg.LinAlgError as error:
             return nan_results(self.on_failure, error, (k,), (n, k), dtype=dtype)
         w, v = ordered(w, v)
@@ -175,7 +174,7 @@ _RTOL = "rtol" if "rtol" in inspect.signature(scipy.sparse.linalg.minres).parame
 
 
 def _minres(operator, b: np.ndarray, what: str) -> np.ndarray:
-    """``operator⁻¹ b`` by MINRES (symmetric, possibly indefinite), or ``failure``."""
+    """``operator⁻¹ b`` by MINRES (symmetric, possibly indefinite), or ``SolveFailure``."""
     size = float(np.linalg.norm(b))
     if size == 0:
         return np.zeros_like(b)
@@ -185,7 +184,7 @@ def _minres(operator, b: np.ndarray, what: str) -> np.ndarray:
     # relative to |a| |x| + |b|) below TOLERANCE
     if info != 0 or not np.isfinite(x).all():
         residual = float(np.linalg.norm(operator.matvec(x) - b)) / size
-        raise failure(
+        raise SolveFailure.because(
             f"OperatorEigsh: MINRES did not solve {what} in {20 * operator.shape[0]} "
             f"iterations (relative residual {residual:.1e}): the operator may be singular "
             "there (a repeated eigenvalue)"
