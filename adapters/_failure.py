@@ -1,4 +1,5 @@
-"""What every adapter family does when its routine finds no trustworthy result.
+"""What every adapter family does when its routine finds no trustworthy result, or an input
+with a NaN or inf where no result can be meaningful (``require_finite``).
 
 An adapter with the static parameter ``on_failure: OnFailure = "raise"`` raises a
 ``Failure`` there (the bridge puts the adapter's name and method first in the message); with
@@ -12,6 +13,7 @@ users caught before there was a common base (``SolveFailure`` is a ``LinAlgError
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, overload
 
 import numpy as np
@@ -76,3 +78,16 @@ def nan_results(
         raise error
     arrays = tuple(np.full(shape, np.nan, dtype) for shape in shapes)
     return arrays[0] if len(arrays) == 1 else arrays
+
+
+def require_finite(
+    what: str, values: np.ndarray, error: Callable[[str], Exception] = SolveFailure.because
+) -> None:
+    """The policy for a non-finite input where no meaningful result exists (a NaN or inf in a
+    coefficient matrix poisons the whole factorization): an error that names the argument
+    (``what``; the bridge names the adapter). ``error`` makes it from the sentence: a
+    ``Failure`` (``SolveFailure.because``, the default) for the adapters with
+    ``on_failure``, which catch it and give NaN on request; ``ValueError`` for those
+    without."""
+    if not np.isfinite(values).all():
+        raise error(f"{what} has non-finite entries (NaN or inf)")

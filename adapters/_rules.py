@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from typing import Any
+
+import jax
 
 
 def total(terms: Iterable[Any]) -> Any:
@@ -11,3 +14,15 @@ def total(terms: Iterable[Any]) -> Any:
     all of them are: a tangent or cotangent made of several contributions."""
     present = [t for t in terms if t is not None]
     return sum(present[1:], present[0]) if present else None
+
+
+def compiled(rule: Callable[..., Any]) -> Callable[..., Any]:
+    """A rule written in JAX (``pushforward``, ``pullback``) as one compiled program, the
+    adapter static: called eagerly, its operations would each compile on their own."""
+    program = jax.jit(rule, static_argnums=0)
+
+    @functools.wraps(rule)
+    def method(self: Any, *args: Any) -> Any:
+        return program(self, *args)
+
+    return method

@@ -151,16 +151,28 @@ def robertson_jacobian(t, y, theta):
     )
 
 
-class Robertson(jb.Adapter):
-    """Robertson's stiff kinetics; ``theta`` the log rate constants; a ``jacobian`` hook."""
+class RightHandSide(jb.Adapter):
+    """An ODE's right-hand side ``f(t, y, theta)`` whose ``backward`` is its Jacobians in
+    ``y`` and ``theta``, from ``_jacobians``."""
 
     signature = "(),(n),(p)->(n)"
+
+    def _jacobians(self, t, y, theta) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def backward(self, res, g):
+        t, y, theta, _ = res
+        jy, jt = self._jacobians(t, y, theta)
+        return None, g @ jy, g @ jt
+
+
+class Robertson(RightHandSide):
+    """Robertson's stiff kinetics; ``theta`` the log rate constants; a ``jacobian`` hook."""
 
     def forward(self, t, y, theta):
         return robertson(t, y, theta)
 
-    def backward(self, res, g):
-        t, y, theta, _ = res
+    def _jacobians(self, t, y, theta):
         k1, k2, k3 = np.exp(theta)
         y1, y2, y3 = y
         by_log_rate = np.array(
@@ -170,7 +182,7 @@ class Robertson(jb.Adapter):
                 [0.0, k2 * y2**2, 0.0],
             ]
         )
-        return None, g @ robertson_jacobian(t, y, theta), g @ by_log_rate
+        return robertson_jacobian(t, y, theta), by_log_rate
 
     def jacobian(self, t, y, theta):
         return robertson_jacobian(t, y, theta)
@@ -185,18 +197,15 @@ def lotka_volterra(t, y, theta):
     return np.array([a * y[0] - b * y[0] * y[1], c * y[0] * y[1] - d * y[1]])
 
 
-class LotkaVolterra(jb.Adapter):
-    signature = "(),(n),(p)->(n)"
-
+class LotkaVolterra(RightHandSide):
     def forward(self, t, y, theta):
         return lotka_volterra(t, y, theta)
 
-    def backward(self, res, g):
-        t, y, theta, _ = res
+    def _jacobians(self, t, y, theta):
         a, b, c, d = theta
         jy = np.array([[a - b * y[1], -b * y[0]], [c * y[1], c * y[0] - d]])
         jt = np.array([[y[0], -y[0] * y[1], 0.0, 0.0], [0.0, 0.0, y[0] * y[1], -y[1]]])
-        return None, g @ jy, g @ jt
+        return jy, jt
 
 
 # ------------------------------------------------------------------------------- the rows

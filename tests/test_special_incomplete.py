@@ -13,6 +13,8 @@ import scipy.special as sc
 from _incomplete_references import BETA_REFERENCES
 
 from jaxbridge.adapters import special
+
+# internals on purpose: the shape derivatives are tested against mpmath on their own
 from jaxbridge.adapters.special._shape_derivatives import (
     _digamma_difference,
     betainc_dab,

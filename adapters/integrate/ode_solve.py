@@ -8,9 +8,8 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import IntegrationFailure, OnFailure, nan_results
+from .._failure import IntegrationFailure, OnFailure, nan_results, require_finite
 from .._parameters import check_choice
-from ..linalg._solving import require_finite
 from ._host_calls import (
     check_positive,
     cotangent_type,

@@ -9,8 +9,7 @@ import scipy.integrate
 
 import jaxbridge as jb
 
-from .._failure import IntegrationFailure, OnFailure, nan_results
-from ..linalg._solving import require_finite
+from .._failure import IntegrationFailure, OnFailure, nan_results, require_finite
 from ._host_calls import (
     HostFunction,
     check_positive,

@@ -1,5 +1,6 @@
-"""What the matrix-function adapters share: the check that a real matrix has a real principal
-value, the domain their tests draw from, and the block form of a Fréchet derivative."""
+"""What the matrix-function adapters share: their base class, the check that a real matrix has
+a real principal value, the domain their tests draw from, and the block form of a Fréchet
+derivative."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import dataclasses
 import functools
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -15,8 +16,8 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results
-from ._solving import failure, require_finite
+from .._failure import OnFailure, nan_results, require_finite
+from ._solving import failure
 
 
 def principal(
@@ -106,3 +107,27 @@ def frechet_block(function: Callable[[jax.Array], jax.Array], a: jax.Array, e: j
     bottom = jnp.concatenate([jnp.zeros_like(a), a], axis=-1)
     block = function(jnp.concatenate([top, bottom], axis=-2))
     return block[..., :n, n:] / scale
+
+
+class PrincipalFunction(jb.Adapter):
+    """The base of ``MatrixSqrt`` and ``MatrixLog``: the principal value of a primary matrix
+    function of one real matrix, computed by SciPy on the host (``principal``).
+
+    A function sets ``_routine`` (SciPy's) and ``_function`` (its name, for errors) and
+    defines its rules.
+    """
+
+    on_failure: OnFailure = "raise"
+
+    signature = "(n,n)->(n,n)"
+    domains = {"a": positive_spectrum}
+
+    _routine: ClassVar[Callable[[np.ndarray], Any]]
+    _function: ClassVar[str]
+
+    def output_specs(self, a):
+        return jax.ShapeDtypeStruct(a.shape, jb.result_dtype(a))
+
+    def forward(self, a):
+        dtype = jb.result_dtype(a)
+        return principal(self._function, type(self)._routine, a, self.on_failure).astype(dtype)

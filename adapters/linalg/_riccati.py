@@ -1,11 +1,13 @@
-"""What the Riccati adapters share: the symmetric reading of ``q`` and ``r``, SciPy's solve
-with its failures made clear, and the domains their tests draw from."""
+"""What the Riccati adapters share: their base class (the parameter, the signature, the
+forward and the rules' shape), the symmetric reading of ``q`` and ``r``, SciPy's solve with
+its failures made clear, and the domains their tests draw from."""
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
 from collections.abc import Callable
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -13,22 +15,101 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results
-from ._solving import failure, require_finite
+from .._failure import OnFailure, nan_results, require_finite
+from .._rules import compiled, total
+from ._solving import failure
+
+
+class RiccatiSolve(jb.Adapter):
+    """The base of ``ContinuousRiccatiSolve`` and ``DiscreteRiccatiSolve``: the stabilising
+    solution ``x`` of an algebraic Riccati equation in ``(a, b, q, r)``.
+
+    An equation sets ``_routine`` (SciPy's solver) and ``_function`` (its name, for
+    errors), ``_without_inputs`` (the adapter for the
+    equation with no inputs, named when ``b`` has no columns) and defines ``_newton`` and
+    ``_stable`` (host, for ``solve_are``), ``_loop`` and ``_lyapunov_solve`` (JAX, for the
+    rules). Both rules are then one Lyapunov solve on the closed loop ``c = a - b k``, with
+    ``w`` the matrix that ``_loop`` returns beside ``k`` and ``c`` (``x``, or ``x c``):
+
+        tangent:    solve for ẋ with  wᵀȧ + ȧᵀw - wᵀḃk - kᵀḃᵀw + kᵀṙk + q̇
+        cotangent:  s solves with  sym(ḡ),  then  ā = 2ws,  b̄ = -2wskᵀ,  q̄ = s,  r̄ = ksk
+    """
+
+    on_failure: OnFailure = "raise"
+
+    signature = "(n,n),(n,m),(n,n),(m,m)->(n,n)"
+
+    _routine: ClassVar[Callable[..., np.ndarray]]
+    _function: ClassVar[str]
+    _without_inputs: ClassVar[str]
+
+    @staticmethod
+    def _newton(a, b, q, r, x) -> tuple[np.ndarray, np.ndarray]:
+        """The closed loop at ``x`` and one Newton step from ``x`` (see ``solve_are``)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _stable(c: np.ndarray) -> bool:
+        """Whether the closed loop ``c`` is stable (host)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _loop(a, b, r, x) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """``(k, c, w)`` at the solution ``x``, in JAX."""
+        raise NotImplementedError
+
+    def _lyapunov_solve(self, c: jax.Array, rhs: jax.Array) -> jax.Array:
+        """The solution of the closed loop's Lyapunov equation with right-hand side ``rhs``,
+        as a bridged call (so that the rules have rules too)."""
+        raise NotImplementedError
+
+    def output_specs(self, a, b, q, r):
+        if b.shape[-1] == 0:  # SciPy fails on it with an IndexError
+            raise ValueError(
+                f"{type(self).__name__}: 'b' has no columns (m = 0). With no inputs the "
+                f"equation is a Lyapunov equation: use {self._without_inputs}."
+            )
+        return jax.ShapeDtypeStruct(a.shape, jb.result_dtype(a, b, q, r))
+
+    def forward(self, a, b, q, r):
+        dtype = jb.result_dtype(a, b, q, r)
+        routine, function = type(self)._routine, self._function
+        x = solve_are(function, routine, self._newton, self._stable, a, b, q, r, self.on_failure)
+        return x.astype(dtype)
+
+    @compiled
+    def pushforward(self, res, tangents):
+        a, b, _, r, x = res
+        da, db, dq, dr = tangents
+        k, c, w = self._loop(a, b, r, x)
+        terms = []
+        if da is not None:
+            wda = w.mT @ da
+            terms.append(wda + wda.mT)
+        if db is not None:
+            wdb = w.mT @ db @ k
+            terms.append(-(wdb + wdb.mT))
+        if dr is not None:
+            terms.append(k.mT @ sym(dr) @ k)
+        if dq is not None:
+            terms.append(sym(dq))
+        rhs = total(terms)
+        if rhs is None:
+            return None
+        return self._lyapunov_solve(c.mT, rhs)
+
+    @compiled
+    def pullback(self, res, g):
+        a, b, _, r, x = res
+        k, c, w = self._loop(a, b, r, x)
+        s = self._lyapunov_solve(c, sym(g))
+        ws = w @ s
+        return 2 * ws, -2 * ws @ k.mT, s, k @ s @ k.mT
 
 
 def sym(m):
     """``(m + mᵀ) / 2`` for NumPy or JAX arrays, batched."""
     return (m + m.swapaxes(-1, -2)) / 2
-
-
-def check_inputs(owner: str, lyapunov: str, b: jax.ShapeDtypeStruct) -> None:
-    """Refuse a ``b`` with no columns: SciPy fails on it with an IndexError."""
-    if b.shape[-1] == 0:
-        raise ValueError(
-            f"{owner}: 'b' has no columns (m = 0). With no inputs the equation is a Lyapunov "
-            f"equation: use {lyapunov}."
-        )
 
 
 def solve_are(

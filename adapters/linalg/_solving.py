@@ -28,18 +28,6 @@ def lapack_dtype(*arrays: np.ndarray) -> np.dtype:
 failure = SolveFailure.because
 
 
-def require_finite(
-    what: str, values: np.ndarray, error: Callable[[str], Exception] = failure
-) -> None:
-    """The policy for a non-finite input where no meaningful result exists (a NaN or inf in a
-    coefficient matrix poisons the whole factorization): an error that names the argument
-    (``what``; the bridge names the adapter). ``error`` makes it from the sentence:
-    ``failure`` (the default) for the adapters with ``on_failure``, which catch it and give
-    NaN on request; ``ValueError`` for those without."""
-    if not np.isfinite(values).all():
-        raise error(f"{what} has non-finite entries (NaN or inf)")
-
-
 def non_finite_elements(
     what: str, rhs: np.ndarray, rank: int, on_failure: OnFailure
 ) -> tuple[np.ndarray, np.ndarray | None]:

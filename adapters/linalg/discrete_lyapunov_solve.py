@@ -1,17 +1,16 @@
 """``DiscreteLyapunovSolve`` (``solve_discrete_lyapunov``): ``x = a x aᵀ + q``; its rules are
 the same equation again, with ``a`` or ``aᵀ``."""
 
-import functools
-
 import jax
 import numpy as np
 import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results
+from .._failure import OnFailure, nan_results, require_finite
+from .._rules import compiled
 from ._riccati import contraction
-from ._solving import failure, require_finite
+from ._solving import failure
 
 
 class DiscreteLyapunovSolve(jb.Adapter):
@@ -56,30 +55,20 @@ class DiscreteLyapunovSolve(jb.Adapter):
             x = nan_results(self.on_failure, error, q.shape)
         return x.astype(dtype)
 
+    @compiled
     def pushforward(self, res, tangents):
-        return _pushforward(self, res, tangents)
+        a, _, x = res
+        da, dq = tangents
+        if da is None:
+            return self(a, dq)
+        rhs = da @ x @ a.mT + a @ x @ da.mT
+        return self(a, rhs if dq is None else rhs + dq)
 
+    @compiled
     def pullback(self, res, g):
-        return _pullback(self, res, g)
-
-
-# Each rule is one compiled program (called eagerly, its operations would each compile on
-# their own); the adapter is static.
-@functools.partial(jax.jit, static_argnums=0)
-def _pushforward(solve, res, tangents):
-    a, _, x = res
-    da, dq = tangents
-    if da is None:
-        return solve(a, dq)
-    rhs = da @ x @ a.mT + a @ x @ da.mT
-    return solve(a, rhs if dq is None else rhs + dq)
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def _pullback(solve, res, g):
-    a, _, x = res
-    s = solve(a.mT, g)
-    return s @ a @ x.mT + s.mT @ a @ x, s
+        a, _, x = res
+        s = self(a.mT, g)
+        return s @ a @ x.mT + s.mT @ a @ x, s
 
 
 def _check_solvable(a: np.ndarray) -> None:

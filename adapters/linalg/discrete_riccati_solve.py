@@ -1,21 +1,14 @@
 """``DiscreteRiccatiSolve`` (``solve_discrete_are``): the stabilising solution of the discrete
 algebraic Riccati equation; its rules are one discrete Lyapunov solve each."""
 
-import functools
-
-import jax
 import numpy as np
 import scipy.linalg
 
-import jaxbridge as jb
-
-from .._failure import OnFailure
-from .._rules import total
-from ._riccati import check_inputs, contraction, gain_solve, solve_are, sym
+from ._riccati import RiccatiSolve, contraction, gain_solve
 from .discrete_lyapunov_solve import DiscreteLyapunovSolve
 
 
-class DiscreteRiccatiSolve(jb.Adapter):
+class DiscreteRiccatiSolve(RiccatiSolve):
     """The stabilising solution ``x`` of
     ``x = aᵀ x a - aᵀ x b (r + bᵀ x b)⁻¹ bᵀ x a + q``, as ``scipy.linalg.solve_discrete_are``:
     ``x = solve_discrete_are(a, b, q, r)``.
@@ -39,84 +32,34 @@ class DiscreteRiccatiSolve(jb.Adapter):
             ``"nan"``: that equation's ``x`` is NaN instead.
     """
 
-    on_failure: OnFailure = "raise"
-
-    signature = "(n,n),(n,m),(n,n),(m,m)->(n,n)"
     domains = {"a": contraction, "q": "spd", "r": "spd"}  # a Schur stable: any b will do
 
-    def output_specs(self, a, b, q, r):
-        check_inputs("DiscreteRiccatiSolve", "DiscreteLyapunovSolve", b)
-        return jax.ShapeDtypeStruct(a.shape, jb.result_dtype(a, b, q, r))
+    _routine = scipy.linalg.solve_discrete_are
+    _function = "solve_discrete_are"
+    _without_inputs = "DiscreteLyapunovSolve"
 
-    def forward(self, a, b, q, r):
-        dtype = jb.result_dtype(a, b, q, r)
-        x = solve_are(
-            "solve_discrete_are",
-            scipy.linalg.solve_discrete_are,
-            _newton,
-            lambda c: bool(np.abs(np.linalg.eigvals(c)).max() < 1),
-            a,
-            b,
-            q,
-            r,
-            self.on_failure,
-        )
-        return x.astype(dtype)
+    @staticmethod
+    def _newton(a, b, q, r, x):
+        """The closed loop at ``x`` and Hewer's Newton step from ``x``: ``x + e`` with
+        ``e = cᵀ e c + residual(x)``."""
+        k = np.linalg.solve(r + b.T @ x @ b, b.T @ x @ a)
+        c = a - b @ k
+        residual = a.T @ x @ a - x - a.T @ x @ b @ k + q
+        return c, x + scipy.linalg.solve_discrete_lyapunov(c.T, residual)
 
-    def pushforward(self, res, tangents):
-        return _pushforward(self.on_failure, res, tangents)
+    @staticmethod
+    def _stable(c):
+        return bool(np.abs(np.linalg.eigvals(c)).max() < 1)
 
-    def pullback(self, res, g):
-        return _pullback(self.on_failure, res, g)
+    @staticmethod
+    def _loop(a, b, r, x):
+        k = gain_solve(r + b.mT @ x @ b, b.mT @ x @ a)  # (r + bᵀ x b)⁻¹ bᵀ x a
+        c = a - b @ k
+        return k, c, x @ c
 
-
-# Each rule is one compiled program (called eagerly, its operations would each compile on
-# their own); on_failure is static.
-@functools.partial(jax.jit, static_argnums=0)
-def _pushforward(on_failure, res, tangents):
-    a, b, _, r, x = res
-    da, db, dq, dr = tangents
-    k = _gain(a, b, r, x)
-    c = a - b @ k
-    terms = []
-    if da is not None:
-        xda = c.mT @ x @ da
-        terms.append(xda + xda.mT)
-    if db is not None:
-        xdb = c.mT @ x @ db @ k
-        terms.append(-(xdb + xdb.mT))
-    if dr is not None:
-        terms.append(k.mT @ sym(dr) @ k)
-    if dq is not None:
-        terms.append(sym(dq))
-    rhs = total(terms)
-    if rhs is None:
-        return None
-    return DiscreteLyapunovSolve(on_failure=on_failure)(c.mT, rhs)
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def _pullback(on_failure, res, g):
-    a, b, _, r, x = res
-    k = _gain(a, b, r, x)
-    c = a - b @ k
-    s = DiscreteLyapunovSolve(on_failure=on_failure)(c, sym(g))
-    xcs = x @ c @ s
-    return 2 * xcs, -2 * xcs @ k.mT, s, k @ s @ k.mT
-
-
-def _gain(a, b, r, x):
-    """``k = (r + bᵀ x b)⁻¹ bᵀ x a`` in JAX."""
-    return gain_solve(r + b.mT @ x @ b, b.mT @ x @ a)
-
-
-def _newton(a, b, q, r, x):
-    """The closed loop at ``x`` and Hewer's Newton step from ``x``: ``x + e`` with
-    ``e = cᵀ e c + residual(x)``."""
-    k = np.linalg.solve(r + b.T @ x @ b, b.T @ x @ a)
-    c = a - b @ k
-    residual = a.T @ x @ a - x - a.T @ x @ b @ k + q
-    return c, x + scipy.linalg.solve_discrete_lyapunov(c.T, residual)
+    def _lyapunov_solve(self, c, rhs):
+        # s = c s cᵀ + rhs
+        return DiscreteLyapunovSolve(on_failure=self.on_failure)(c, rhs)
 
 
 solve_discrete_are = DiscreteRiccatiSolve()

@@ -7,7 +7,7 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results
+from .._failure import OnFailure, nan_results, require_finite
 from .._parameters import check_choice
 from ._solving import (
     SMALL,
@@ -18,7 +18,6 @@ from ._solving import (
     mark_failed,
     non_finite_elements,
     outer_sum,
-    require_finite,
     solve_per_matrix,
 )
 

@@ -5,11 +5,10 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OnFailure
+from .._failure import OnFailure, require_finite
 from ._solving import (
     lapack_dtype,
     real_schur,
-    require_finite,
     schur_solve,
     solve_per_matrix,
 )

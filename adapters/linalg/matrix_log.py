@@ -1,17 +1,13 @@
 """``MatrixLog`` (``logm``): the principal logarithm of a real matrix; its rules are the same
 adapter on a 2n × 2n block matrix."""
 
-import jax
 import jax.numpy as jnp
 import scipy.linalg
 
-import jaxbridge as jb
-
-from .._failure import OnFailure
-from ._matrix_functions import frechet_block, positive_spectrum, principal
+from ._matrix_functions import PrincipalFunction, frechet_block
 
 
-class MatrixLog(jb.Adapter):
+class MatrixLog(PrincipalFunction):
     """The principal logarithm ``x`` of a real matrix ``a`` (``expm(x) = a``), as
     ``scipy.linalg.logm``: ``x = logm(a)``.
 
@@ -31,17 +27,8 @@ class MatrixLog(jb.Adapter):
             ``"nan"``: that matrix's logarithm is NaN instead.
     """
 
-    on_failure: OnFailure = "raise"
-
-    signature = "(n,n)->(n,n)"
-    domains = {"a": positive_spectrum}
-
-    def output_specs(self, a):
-        return jax.ShapeDtypeStruct(a.shape, jb.result_dtype(a))
-
-    def forward(self, a):
-        dtype = jb.result_dtype(a)
-        return principal("logm", scipy.linalg.logm, a, self.on_failure).astype(dtype)
+    _routine = scipy.linalg.logm
+    _function = "logm"
 
     def pushforward(self, res, tangents):
         a, _ = res

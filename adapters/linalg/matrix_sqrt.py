@@ -1,18 +1,14 @@
 """``MatrixSqrt`` (``sqrtm``): the principal square root of a real matrix; its rules are one
 Sylvester solve each."""
 
-import jax
 import jax.numpy as jnp
 import scipy.linalg
 
-import jaxbridge as jb
-
-from .._failure import OnFailure
-from ._matrix_functions import positive_spectrum, principal
+from ._matrix_functions import PrincipalFunction
 from .sylvester_solve import SylvesterSolve
 
 
-class MatrixSqrt(jb.Adapter):
+class MatrixSqrt(PrincipalFunction):
     """The principal square root ``x`` of a real matrix ``a`` (``x @ x = a``), as
     ``scipy.linalg.sqrtm``: ``x = sqrtm(a)``.
 
@@ -31,17 +27,8 @@ class MatrixSqrt(jb.Adapter):
             ``"nan"``: that matrix's root is NaN instead.
     """
 
-    on_failure: OnFailure = "raise"
-
-    signature = "(n,n)->(n,n)"
-    domains = {"a": positive_spectrum}
-
-    def output_specs(self, a):
-        return jax.ShapeDtypeStruct(a.shape, jb.result_dtype(a))
-
-    def forward(self, a):
-        dtype = jb.result_dtype(a)
-        return principal("sqrtm", scipy.linalg.sqrtm, a, self.on_failure).astype(dtype)
+    _routine = scipy.linalg.sqrtm
+    _function = "sqrtm"
 
     def pushforward(self, res, tangents):
         _, x = res

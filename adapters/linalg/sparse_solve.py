@@ -13,11 +13,11 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure
+from .._csr import check_pattern
+from .._failure import OnFailure, require_finite
 from ._solving import (
     failure,
     lapack_dtype,
-    require_finite,
     solve_per_matrix,
 )
 
@@ -74,32 +74,8 @@ class SparseSolve(jb.Adapter):
     residuals_from = ("data",)  # factors: stored once per matrix, not per right-hand side
 
     def __post_init__(self) -> None:
-        shape = _int_tuple("shape", self.shape)
-        if len(shape) != 2 or shape[0] != shape[1] or shape[0] < 1:
-            raise ValueError(
-                f"SparseSolve: parameter 'shape' must be square, (n, n) with n >= 1; got "
-                f"{self.shape!r}."
-            )
-        indices, indptr = _int_tuple("indices", self.indices), _int_tuple("indptr", self.indptr)
-        n = shape[0]
-        if len(indptr) != n + 1:
-            raise ValueError(
-                f"SparseSolve: parameter 'indptr' must have n + 1 = {n + 1} entries for shape "
-                f"{shape}; got {len(indptr)}."
-            )
+        indices, indptr, shape = check_pattern("SparseSolve", self.indices, self.indptr, self.shape)
         steps = np.diff(indptr)
-        if indptr[0] != 0 or (steps < 0).any() or indptr[-1] != len(indices):
-            raise ValueError(
-                "SparseSolve: parameter 'indptr' must start at 0, never decrease, and end at "
-                f"len(indices) = {len(indices)}; got {indptr[0]} ... {indptr[-1]}"
-                + (" with a decrease." if (steps < 0).any() else ".")
-            )
-        bad = [i for i in indices if not 0 <= i < n]
-        if bad:
-            raise ValueError(
-                f"SparseSolve: parameter 'indices' holds column {bad[0]}, outside [0, {n}) "
-                f"for shape {shape}."
-            )
         if (steps == 0).any():
             raise ValueError(
                 f"SparseSolve: the pattern has no entries in row {int(np.argmin(steps))}, so "
@@ -306,13 +282,3 @@ def _triangular_solves(values, indices, pointers, perms, rhs, trans: bool) -> np
     y[perm_r] = rhs
     z = solve(upper, solve(lower, y, lower=True), lower=False)
     return z[perm_c]
-
-
-def _int_tuple(name: str, value: object) -> tuple[int, ...]:
-    array = np.asarray(value)
-    if array.ndim != 1 or not (array.size == 0 or np.issubdtype(array.dtype, np.integer)):
-        raise ValueError(
-            f"SparseSolve: parameter '{name}' must be a 1-D sequence of integers; got "
-            f"{value!r:.80}."
-        )
-    return tuple(int(i) for i in array)

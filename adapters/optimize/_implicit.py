@@ -15,7 +15,8 @@ and the start ``x0`` gets an exact zero. Host code only: NumPy and SciPy, never 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
 
 import jax
 import numpy as np
@@ -23,7 +24,7 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import OptimizeError, nan_results
+from .._failure import OnFailure, OptimizeError, nan_results
 from .._parameters import check_choice
 from ._functions import user_domains
 
@@ -59,6 +60,11 @@ def multiplier_floor(gradient: np.ndarray) -> float:
     given the objective's gradient at SciPy's answer."""
     return MULTIPLIER * max(1.0, float(np.max(np.abs(gradient), initial=0.0)))
 
+
+ROUNDS = 3
+"""How many times the active set (of bounds or inequalities) may be corrected after
+refinement: one judged active whose multiplier turns the wrong way is released, one judged
+inactive that ends up violated is added, and the refinement repeats."""
 
 REFINEMENTS = 4
 """The most Newton steps taken on SciPy's answer (each must reduce ``|F|``)."""
@@ -147,6 +153,26 @@ def settle(
     return z, f, jz, jq
 
 
+def settle_active_set(
+    system: System,
+    z: np.ndarray,
+    scale: float,
+    verdict: str,
+    success: bool,
+    correct: Callable[[np.ndarray], np.ndarray | None],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``settle`` on the system's active set, then ``correct(z)``: the start of another round
+    on a corrected active set, or None when the set stands; at most ``ROUNDS`` rounds, else
+    ``OptimizeError``. Returns ``(z, J_z, J_q)``."""
+    for done in range(ROUNDS):
+        z, _, jz, jq = settle(system, z, scale, verdict, success, start=done == 0)
+        corrected = correct(z)
+        if corrected is None:
+            return z, jz, jq
+        z = corrected
+    raise failure(f"{verdict}, but the active set could not be identified")
+
+
 def _chord(
     system: System, z: np.ndarray, f: np.ndarray, matrix: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -202,24 +228,33 @@ def finite_inputs(**arrays: np.ndarray) -> None:
 
 
 class ImplicitSolver(jb.Adapter):
-    """The shared plumbing of the solvers: specs, NaN on failure, and the implicit rules.
+    """The shared plumbing of the solvers: their common parameters and checks, specs, NaN on
+    failure, and the implicit rules.
 
-    Subclasses set ``signature`` ``"(n),(p)[,...]->(n)"`` with ``x0`` first, then the
-    parameters, and define ``_solve(*float64 args) -> (x, J_z, J_q)`` and, unless ``z`` is
-    ``x`` and ``q`` is ``theta``, ``_sizes``; ``q`` concatenates the parameter arguments in order.
+    Subclasses declare the user's adapters first (the residual or objective, then any
+    constraints), redeclare ``method`` with their default, set ``_methods`` and, unless it is
+    ``"(n),(p)->(n)"``, ``signature`` ``"(n),(p)[,...]->(n)"`` with ``x0`` first, then the
+    parameters (and ``forward`` to name them). They define ``_check`` (their own parameter
+    checks), ``_solve(*float64 args) -> (x, J_z, J_q)`` and, unless ``z`` is ``x`` and ``q``
+    is ``theta``, ``_sizes``; ``q`` concatenates the parameter arguments in order.
     """
 
-    def _solve(self, *args: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        raise NotImplementedError
+    # keyword-only: after each solver's own adapters, which come first
+    _: dataclasses.KW_ONLY
+    method: str
+    tol: float | None = None
+    options: tuple = ()
+    on_failure: OnFailure = "raise"
 
-    def _sizes(self, x0: Any, theta: Any) -> tuple[int, int]:
-        """The sizes of ``z`` and ``q``, from the (specs of the) first two arguments."""
-        return x0.shape[-1], theta.shape[-1]
+    signature = "(n),(p)->(n)"
 
-    def _check_common(self, methods: tuple[str, ...]) -> None:
+    _methods: ClassVar[tuple[str, ...]]
+    """The values ``method`` may take."""
+
+    def __post_init__(self) -> None:
         owner = type(self).__name__
-        check_choice(owner, "method", getattr(self, "method"), methods)
-        options = getattr(self, "options")
+        check_choice(owner, "method", self.method, self._methods)
+        options = self.options
         if not (
             isinstance(options, tuple)
             and all(isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str) for o in options)
@@ -228,9 +263,22 @@ class ImplicitSolver(jb.Adapter):
                 f"{owner}: parameter 'options' must be a tuple of (name, value) pairs, e.g. "
                 f"(('maxiter', 100),), got {options!r}."
             )
-        tol = getattr(self, "tol")
+        tol = self.tol
         if tol is not None and not (isinstance(tol, int | float) and tol > 0):
             raise ValueError(f"{owner}: parameter 'tol' must be a positive number or None.")
+        self._check()
+
+    def _check(self) -> None:
+        """The solver's own checks of its parameters (its adapters' signatures), after the
+        shared ones."""
+        raise NotImplementedError
+
+    def _solve(self, *args: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def _sizes(self, x0: Any, theta: Any) -> tuple[int, int]:
+        """The sizes of ``z`` and ``q``, from the (specs of the) first two arguments."""
+        return x0.shape[-1], theta.shape[-1]
 
     def _users(self) -> tuple[jb.Adapter, ...]:
         """The user's adapters (the parameters that are adapters, the residual or objective
@@ -258,6 +306,9 @@ class ImplicitSolver(jb.Adapter):
         k, q = self._sizes(x0, theta)
         return np.zeros(0), np.eye(k), np.zeros((k, q))
 
+    def forward(self, x0, theta):
+        return self._forward(x0, theta)
+
     def _forward(self, *args):
         dtype = jb.result_dtype(*args)
         n = args[0].shape[-1]
@@ -267,7 +318,7 @@ class ImplicitSolver(jb.Adapter):
             solve = self._nothing_to_solve if n == 0 else self._solve
             x, jz, jq = solve(*args64)
         except OptimizeError as error:
-            x, jz, jq = nan_results(getattr(self, "on_failure"), error, (n,), (k, k), (k, q))
+            x, jz, jq = nan_results(self.on_failure, error, (n,), (k, k), (k, q))
         return x.astype(dtype), jz.astype(dtype), jq.astype(dtype)
 
     def backward(self, res, g):

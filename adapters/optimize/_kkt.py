@@ -20,12 +20,8 @@ from ._implicit import (
     failure,
     multiplier_floor,
     require_positive_definite,
-    settle,
+    settle_active_set,
 )
-
-ROUNDS = 3
-"""How many times the active set may be corrected after refinement (a constraint judged
-active whose multiplier turns negative, one judged inactive that ends up violated)."""
 
 
 class KKTSystem:
@@ -93,20 +89,18 @@ def solve_kkt(
     system.active = ~inequality | (
         candidates & (_nonnegative(system, x, candidates, equalities) > tiny)
     )
-    z = np.concatenate([x, _multipliers(system, x)])
-    first = True
-    for _ in range(ROUNDS):
-        z, _, jz, jq = settle(system, z, scale, verdict, success, start=first)
-        first = False
+
+    def correct(z):
         x, mu, values = z[:n], z[n:], system.values(z[:n])
         dropped = inequality & system.active & (mu < -tiny)
         violated = inequality & ~system.active & (values < 0)
         if not (dropped.any() or violated.any()):
-            break
+            return None
         system.active = (system.active & ~dropped) | violated
-        z = np.concatenate([x, np.where(system.active, _multipliers(system, x), 0.0)])
-    else:
-        raise failure(f"{verdict}, but the active set could not be identified")
+        return np.concatenate([x, np.where(system.active, _multipliers(system, x), 0.0)])
+
+    start = np.concatenate([x, _multipliers(system, x)])
+    z, jz, jq = settle_active_set(system, start, scale, verdict, success, correct)
     x, mu, values = z[:n], z[n:], system.values(z[:n])
     # active with no force, or inactive but at its limit (to rounding: c in its own units)
     weak = inequality & ((system.active & (mu <= tiny)) | (~system.active & (values <= MULTIPLIER)))

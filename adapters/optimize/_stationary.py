@@ -18,10 +18,8 @@ from ._implicit import (
     multiplier_floor,
     require_positive_definite,
     settle,
+    settle_active_set,
 )
-
-ROUNDS = 3
-"""How many times the active set may be corrected after refinement."""
 
 
 class Objective(Protocol):
@@ -96,21 +94,23 @@ def solve_box(
     near = NEAR * (1.0 + np.abs(x))
     system.at_lower = (x - lower <= near) & (g > tiny)
     system.at_upper = (upper - x <= near) & (g < -tiny)
-    first = True
-    for _ in range(ROUNDS):
-        x = np.where(system.at_lower, lower, np.where(system.at_upper, upper, x))
-        x, _, jz, jq = settle(system, x, scale, verdict, success, start=first)
-        first = False
+
+    def hold(x):
+        return np.where(system.at_lower, lower, np.where(system.at_upper, upper, x))
+
+    def correct(x):
+        nonlocal g  # the gradient at the last refined x, for the checks below
         g = f.gradient(x)[0]
         release = (system.at_lower & (g < -tiny)) | (system.at_upper & (g > tiny))
         free = ~(system.at_lower | system.at_upper)
         below, above = free & (x < lower), free & (x > upper)
         if not (release.any() or below.any() or above.any()):
-            break
+            return None
         system.at_lower = (system.at_lower & ~release) | below
         system.at_upper = (system.at_upper & ~release) | above
-    else:
-        raise failure(f"{verdict}, but the active set could not be identified")
+        return hold(x)
+
+    x, jz, jq = settle_active_set(system, hold(x), scale, verdict, success, correct)
     held = system.at_lower | system.at_upper
     # held with no force, or free but at the bound (to rounding: a distance, not a force)
     close = MULTIPLIER * (1 + np.abs(x))

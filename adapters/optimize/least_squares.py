@@ -2,17 +2,17 @@
 ``scipy.optimize.least_squares``, differentiable in ``theta`` by the implicit function
 theorem on ``Jᵀr = 0``."""
 
+import dataclasses
+
 import numpy as np
 import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import OnFailure
 from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome
 from ._stationary import solve_box
 
-_METHODS = ("trf", "dogbox", "lm")
 _REFUSED = ("loss", "f_scale", "bounds", "jac", "args", "kwargs", "ftol", "xtol", "gtol")
 
 
@@ -52,15 +52,12 @@ class LeastSquares(ImplicitSolver):
     """
 
     residual: jb.Adapter
+    _: dataclasses.KW_ONLY
     method: str = "trf"
-    tol: float | None = None
-    options: tuple = ()
-    on_failure: OnFailure = "raise"
 
-    signature = "(n),(p)->(n)"
+    _methods = ("trf", "dogbox", "lm")
 
-    def __post_init__(self) -> None:
-        self._check_common(_METHODS)
+    def _check(self) -> None:
         check_user("LeastSquares", "residual", self.residual, "vector")
         refused = [name for name, _ in self.options if name in _REFUSED]
         if refused:
@@ -68,9 +65,6 @@ class LeastSquares(ImplicitSolver):
                 f"LeastSquares: option {refused[0]!r} is not supported (the derivative rules "
                 "assume the plain sum of squares without bounds; tolerances go in 'tol')."
             )
-
-    def forward(self, x0, theta):
-        return self._forward(x0, theta)
 
     def _solve(self, x0, theta):
         finite_inputs(x0=x0, theta=theta)

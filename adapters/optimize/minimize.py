@@ -1,17 +1,16 @@
 """``Minimize``: a local minimiser of ``objective(x, theta)`` by ``scipy.optimize.minimize``,
 differentiable in ``theta`` by the implicit function theorem on ``∇ₓf = 0``."""
 
+import dataclasses
+
 import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OnFailure
 from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome
 from ._minimizing import run_minimize
 from ._stationary import solve_box
-
-_METHODS = ("L-BFGS-B", "BFGS", "CG", "Newton-CG", "trust-ncg", "trust-krylov", "trust-exact")
 
 
 class Minimize(ImplicitSolver):
@@ -52,19 +51,13 @@ class Minimize(ImplicitSolver):
     """
 
     objective: jb.Adapter
+    _: dataclasses.KW_ONLY
     method: str = "L-BFGS-B"
-    tol: float | None = None
-    options: tuple = ()
-    on_failure: OnFailure = "raise"
 
-    signature = "(n),(p)->(n)"
+    _methods = ("L-BFGS-B", "BFGS", "CG", "Newton-CG", "trust-ncg", "trust-krylov", "trust-exact")
 
-    def __post_init__(self) -> None:
-        self._check_common(_METHODS)
+    def _check(self) -> None:
         check_user("Minimize", "objective", self.objective, "scalar")
-
-    def forward(self, x0, theta):
-        return self._forward(x0, theta)
 
     def _solve(self, x0, theta):
         finite_inputs(x0=x0, theta=theta)

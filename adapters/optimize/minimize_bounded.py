@@ -1,17 +1,16 @@
 """``MinimizeBounded``: a local minimiser of ``objective(x, theta)`` in the box
 ``lower <= x <= upper``, differentiable in ``theta`` and in the bounds."""
 
+import dataclasses
+
 import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OnFailure
 from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, failure, finite_inputs, outcome
 from ._minimizing import run_minimize
 from ._stationary import solve_box
-
-_METHODS = ("L-BFGS-B", "TNC", "SLSQP", "trust-constr")
 
 
 def _lower(raw: np.ndarray) -> np.ndarray:
@@ -66,19 +65,17 @@ class MinimizeBounded(ImplicitSolver):
     """
 
     objective: jb.Adapter
+    _: dataclasses.KW_ONLY
     method: str = "L-BFGS-B"
-    tol: float | None = None
-    options: tuple = ()
-    on_failure: OnFailure = "raise"
 
     signature = "(n),(p),(n),(n)->(n)"
+    _methods = ("L-BFGS-B", "TNC", "SLSQP", "trust-constr")
 
     @property
     def domains(self):
         return {**super().domains, "lower": _lower, "upper": _upper}
 
-    def __post_init__(self) -> None:
-        self._check_common(_METHODS)
+    def _check(self) -> None:
         check_user("MinimizeBounded", "objective", self.objective, "scalar")
 
     def _sizes(self, x0, theta):

@@ -2,18 +2,17 @@
 ``eq(x, theta) = 0`` and ``ineq(x, theta) >= 0`` (SLSQP or trust-constr), differentiable in
 ``theta`` through the KKT conditions on the active set."""
 
+import dataclasses
+
 import numpy as np
 import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import OnFailure
 from ._functions import HostFunction, check_user
 from ._implicit import TIGHT, ImplicitSolver, failure, finite_inputs, outcome
 from ._kkt import KKTSystem, solve_kkt
 from ._minimizing import run_minimize
-
-_METHODS = ("SLSQP", "trust-constr")
 
 
 class MinimizeConstrained(ImplicitSolver):
@@ -64,15 +63,12 @@ class MinimizeConstrained(ImplicitSolver):
     objective: jb.Adapter
     eq: jb.Adapter | None = None
     ineq: jb.Adapter | None = None
+    _: dataclasses.KW_ONLY
     method: str = "SLSQP"
-    tol: float | None = None
-    options: tuple = ()
-    on_failure: OnFailure = "raise"
 
-    signature = "(n),(p)->(n)"
+    _methods = ("SLSQP", "trust-constr")
 
-    def __post_init__(self) -> None:
-        self._check_common(_METHODS)
+    def _check(self) -> None:
         check_user("MinimizeConstrained", "objective", self.objective, "scalar")
         for role in ("eq", "ineq"):
             if getattr(self, role) is not None:
@@ -90,9 +86,6 @@ class MinimizeConstrained(ImplicitSolver):
 
     def _sizes(self, x0, theta):
         return x0.shape[-1] + sum(self._counts(x0, theta)), theta.shape[-1]
-
-    def forward(self, x0, theta):
-        return self._forward(x0, theta)
 
     def _solve(self, x0, theta):
         finite_inputs(x0=x0, theta=theta)

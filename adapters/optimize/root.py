@@ -1,16 +1,16 @@
 """``Root``: a root of ``residual(x, theta) = 0`` by ``scipy.optimize.root``, differentiable in
 ``theta`` by the implicit function theorem."""
 
+import dataclasses
+
 import numpy as np
 import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import OnFailure
 from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome, settle
 
-_METHODS = ("hybr", "lm", "broyden1", "broyden2", "anderson", "krylov", "df-sane")
 _USES_JACOBIAN = ("hybr", "lm")
 
 
@@ -51,19 +51,13 @@ class Root(ImplicitSolver):
     """
 
     residual: jb.Adapter
+    _: dataclasses.KW_ONLY
     method: str = "hybr"
-    tol: float | None = None
-    options: tuple = ()
-    on_failure: OnFailure = "raise"
 
-    signature = "(n),(p)->(n)"
+    _methods = ("hybr", "lm", "broyden1", "broyden2", "anderson", "krylov", "df-sane")
 
-    def __post_init__(self) -> None:
-        self._check_common(_METHODS)
+    def _check(self) -> None:
         check_user("Root", "residual", self.residual, "x")
-
-    def forward(self, x0, theta):
-        return self._forward(x0, theta)
 
     def _solve(self, x0, theta):
         finite_inputs(x0=x0, theta=theta)

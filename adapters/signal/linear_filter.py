@@ -1,8 +1,6 @@
 """``LinearFilter`` (``lfilter``): an IIR filter ``y = (b / a) x`` with zero initial
 conditions; its rules are the all-pole filter ``1 / a`` again."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,8 +8,8 @@ import scipy.signal
 
 import jaxbridge as jb
 
-from .._rules import total
-from ..linalg._solving import require_finite
+from .._failure import require_finite
+from .._rules import compiled, total
 from ._filtering import (
     check_leading,
     convolve,
@@ -65,35 +63,28 @@ class LinearFilter(jb.Adapter):
 
         return per_filter([b, a], [1, 1], x, apply).astype(dtype)
 
+    @compiled
     def pushforward(self, res, tangents):
-        return _pushforward(self, *res, *tangents)
-
-    def pullback(self, res, g):
-        return _pullback(self, *res, g)
-
-
-# Each rule is one compiled program (called eagerly, its dozen operations would each
-# compile on their own); the adapter is static.
-@functools.partial(jax.jit, static_argnums=0)
-def _pushforward(lfilter, b, a, x, y, db, da, dx):
-    rhs = total(
-        (
-            None if dx is None else convolve(b, dx),
-            None if db is None else convolve(db, x),
-            None if da is None else -convolve(da, y),
+        b, a, x, y = res
+        db, da, dx = tangents
+        rhs = total(
+            (
+                None if dx is None else convolve(b, dx),
+                None if db is None else convolve(db, x),
+                None if da is None else -convolve(da, y),
+            )
         )
-    )
-    return None if rhs is None else _all_pole(lfilter, a, rhs)
+        return None if rhs is None else _all_pole(self, a, rhs)
 
-
-@functools.partial(jax.jit, static_argnums=0)
-def _pullback(lfilter, b, a, x, y, g):
-    v = reverse(_all_pole(lfilter, a, reverse(g)))
-    return (
-        correlate(v, x, b.shape[-1]),
-        -correlate(v, y, a.shape[-1]),
-        convolve_adjoint(b, v),
-    )
+    @compiled
+    def pullback(self, res, g):
+        b, a, x, y = res
+        v = reverse(_all_pole(self, a, reverse(g)))
+        return (
+            correlate(v, x, b.shape[-1]),
+            -correlate(v, y, a.shape[-1]),
+            convolve_adjoint(b, v),
+        )
 
 
 def _all_pole(lfilter: LinearFilter, a: jax.Array, s: jax.Array) -> jax.Array:

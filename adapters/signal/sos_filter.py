@@ -1,8 +1,6 @@
 """``SosFilter`` (``sosfilt``): a cascade of second-order sections with zero initial
 conditions; its rules are the same cascade, reversed in time or with one section changed."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,8 +8,8 @@ import scipy.signal
 
 import jaxbridge as jb
 
-from .._rules import total
-from ..linalg._solving import require_finite
+from .._failure import require_finite
+from .._rules import compiled, total
 from ._filtering import (
     check_leading,
     convolve,
@@ -66,31 +64,24 @@ class SosFilter(jb.Adapter):
 
         return per_filter([sos], [2], x, apply).astype(dtype)
 
+    @compiled
     def pushforward(self, res, tangents):
-        return _pushforward(self, *res, *tangents)
+        sos, x, y = res
+        dsos, dx = tangents
+        terms = [] if dx is None else [self(sos, dx)]
+        if dsos is not None:
+            w, z = _partials(self, sos, x, y)
+            db, da = dsos[..., :3], dsos[..., 3:]
+            terms.append((convolve(db, w) - convolve(da, z)).sum(-2))
+        return total(terms)
 
+    @compiled
     def pullback(self, res, g):
-        return _pullback(self, *res, g)
-
-
-# Each rule is one compiled program (called eagerly, its dozens of operations would each
-# compile on their own); the adapter is static.
-@functools.partial(jax.jit, static_argnums=0)
-def _pushforward(sosfilt, sos, x, y, dsos, dx):
-    terms = [] if dx is None else [sosfilt(sos, dx)]
-    if dsos is not None:
-        w, z = _partials(sosfilt, sos, x, y)
-        db, da = dsos[..., :3], dsos[..., 3:]
-        terms.append((convolve(db, w) - convolve(da, z)).sum(-2))
-    return total(terms)
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def _pullback(sosfilt, sos, x, y, g):
-    w, z = _partials(sosfilt, sos, x, y)
-    gs = g[..., None, :]
-    dsos = jnp.concatenate([correlate(gs, w, 3), -correlate(gs, z, 3)], axis=-1)
-    return dsos, reverse(sosfilt(sos, reverse(g)))
+        sos, x, y = res
+        w, z = _partials(self, sos, x, y)
+        gs = g[..., None, :]
+        dsos = jnp.concatenate([correlate(gs, w, 3), -correlate(gs, z, 3)], axis=-1)
+        return dsos, reverse(self(sos, reverse(g)))
 
 
 def _partials(sosfilt: SosFilter, sos: jax.Array, x: jax.Array, y: jax.Array):

@@ -18,7 +18,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import failure
+from .._failure import SolveFailure, nan_results
 
 GAP = 1e-10
 """Eigenvalues closer than ``GAP`` times the largest ``|w|`` count as repeated: there the
@@ -29,7 +29,7 @@ class _BorderedSolve(jb.Adapter):
     """For each column ``i``: ``[[a - w_i I, v_i], [v_iᵀ, 0]] [x_i; mu_i] = [top_i; bottom_i]``
     with ``a`` the owner's operator at parameters ``data``. The owner provides
     ``_bordered_solver(data, name)`` (host: a function of ``(w_i, v_i, top_i, bottom_i)`` that
-    returns ``(x_i, mu_i)`` or raises ``failure``), and in JAX ``_operator_tangent(data,
+    returns ``(x_i, mu_i)`` or raises ``SolveFailure``), and in JAX ``_operator_tangent(data,
     ddata, x)`` (``da x``) and ``_operator_cotangent(data, y, x)`` (the derivative of
     ``Σ_i y_iᵀ a x_i`` in ``data``).
 
@@ -55,7 +55,7 @@ class _BorderedSolve(jb.Adapter):
                 gaps = np.where(np.arange(w.shape[0]) == i, np.inf, np.abs(w - w[i]))
                 j = int(np.argmin(gaps))
                 if gaps[j] <= GAP * scale:
-                    raise failure(
+                    raise SolveFailure.because(
                         f"{name}: {self.owner.values_name} {i} and {j} ({w[i]:.17g} and "
                         f"{w[j]:.17g}) are "
                         f"{gaps[j]:.2g} apart, within {GAP:g} times the largest |w|: "
@@ -65,10 +65,8 @@ class _BorderedSolve(jb.Adapter):
                 if solve is None:
                     solve = self.owner._bordered_solver(data, name)
                 x[:, i], mu[i] = solve(float(w[i]), v[:, i], top[:, i], bottom[i])
-            except np.linalg.LinAlgError:
-                if self.owner.on_failure != "nan":
-                    raise
-                x[:, i], mu[i] = np.nan, np.nan
+            except np.linalg.LinAlgError as error:
+                x[:, i], mu[i] = nan_results(self.owner.on_failure, error, x[:, i].shape, ())
         dtype = jb.result_dtype(data, w, v, top, bottom)
         return x.astype(dtype), mu.astype(dtype)
 
@@ -111,14 +109,14 @@ def sparse_bordered_solve(name, a, w, v, top, bottom) -> tuple[np.ndarray, float
     except RuntimeError as error:
         if "singular" not in str(error):
             raise
-        raise failure(
+        raise SolveFailure.because(
             f"{name}: the bordered system of eigenvalue {w:.17g} is singular (another "
             "eigenvalue of the matrix equals it), so its eigenvector has no derivative"
         ) from None
     pivot = float(np.abs(lu.U.diagonal()).min())
     largest = float(np.abs(m.data).max())
     if pivot < np.finfo(np.float64).eps * largest:
-        raise failure(
+        raise SolveFailure.because(
             f"{name}: the bordered system of eigenvalue {w:.17g} is singular to working "
             f"precision (smallest LU pivot {pivot:.1e}): another eigenvalue of the matrix "
             "equals it, so its eigenvector has no derivative"

@@ -12,6 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse
 
+from .._csr import check_pattern
+
 
 @dataclass(frozen=True)
 class Pattern:
@@ -27,36 +29,7 @@ class Pattern:
         cls, owner: str, indices: object, indptr: object, shape: object, square: bool = True
     ) -> Pattern:
         """The pattern, or a ``ValueError`` naming ``owner`` and the parameter at fault."""
-        shape_ = int_tuple(owner, "shape", shape)
-        if square and (len(shape_) != 2 or shape_[0] != shape_[1] or shape_[0] < 1):
-            raise ValueError(
-                f"{owner}: parameter 'shape' must be square, (n, n) with n >= 1; got {shape!r}."
-            )
-        if len(shape_) != 2 or min(shape_) < 1:
-            raise ValueError(
-                f"{owner}: parameter 'shape' must be (m, n) with m, n >= 1; got {shape!r}."
-            )
-        indices_, indptr_ = int_tuple(owner, "indices", indices), int_tuple(owner, "indptr", indptr)
-        n, columns = shape_
-        if len(indptr_) != n + 1:
-            raise ValueError(
-                f"{owner}: parameter 'indptr' must have n + 1 = {n + 1} entries for shape "
-                f"{shape_}; got {len(indptr_)}."
-            )
-        steps = np.diff(indptr_)
-        if indptr_[0] != 0 or (steps < 0).any() or indptr_[-1] != len(indices_):
-            raise ValueError(
-                f"{owner}: parameter 'indptr' must start at 0, never decrease, and end at "
-                f"len(indices) = {len(indices_)}; got {indptr_[0]} ... {indptr_[-1]}"
-                + (" with a decrease." if (steps < 0).any() else ".")
-            )
-        bad = [i for i in indices_ if not 0 <= i < columns]
-        if bad:
-            raise ValueError(
-                f"{owner}: parameter 'indices' holds column {bad[0]}, outside [0, {columns}) "
-                f"for shape {shape_}."
-            )
-        return cls(indices_, indptr_, (n, columns))
+        return cls(*check_pattern(owner, indices, indptr, shape, square))
 
     @property
     def n(self) -> int:
@@ -153,13 +126,3 @@ def _scatter(rows: np.ndarray, terms: jax.Array, n: int) -> jax.Array:
         .at[..., rows, :]
         .add(terms)
     )
-
-
-def int_tuple(owner: str, name: str, value: object) -> tuple[int, ...]:
-    """A 1-D sequence of integers as a tuple (hashable, so that an adapter holding it is)."""
-    array = np.asarray(value)
-    if array.ndim != 1 or not (array.size == 0 or np.issubdtype(array.dtype, np.integer)):
-        raise ValueError(
-            f"{owner}: parameter '{name}' must be a 1-D sequence of integers; got {value!r:.80}."
-        )
-    return tuple(int(i) for i in array)

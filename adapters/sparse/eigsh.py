@@ -5,25 +5,20 @@ one sparse bordered solve per vector."""
 from __future__ import annotations
 
 import functools
-import numbers
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results
-from .._parameters import check_choice
-from ..linalg._solving import failure, require_finite
-from ._bordered import _BorderedSolve, sparse_bordered_solve
+from .._failure import OnFailure, SolveFailure, nan_results, require_finite
+from ._bordered import sparse_bordered_solve
+from ._eigen import EigenRules, check_spectrum, ordered, start_vector
 from ._pattern import Pattern
 
-WHICH = ("LM", "SM", "LA", "SA")
 
-
-class Eigsh(jb.Adapter):
+class Eigsh(EigenRules, jb.Adapter):
     """``k`` eigenvalues ``w`` and eigenvectors ``v`` of a sparse symmetric matrix, as
     ``scipy.sparse.linalg.eigsh``.
 
@@ -82,22 +77,9 @@ class Eigsh(jb.Adapter):
         object.__setattr__(self, "indices", pattern.indices)
         object.__setattr__(self, "indptr", pattern.indptr)
         object.__setattr__(self, "shape", pattern.shape)
-        check_choice(owner, "which", self.which, WHICH)
-        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
-            raise ValueError(f"{owner}: parameter 'k' must be an int; got {self.k!r}.")
-        if not 1 <= self.k < pattern.n:
-            raise ValueError(
-                f"{owner}: parameter 'k' must satisfy 1 <= k < n = {pattern.n} (ARPACK); got "
-                f"{self.k}."
-            )
+        sigma = check_spectrum(owner, pattern.n, self.k, self.which, self.sigma)
         object.__setattr__(self, "k", int(self.k))
-        if self.sigma is not None:
-            if not isinstance(self.sigma, numbers.Real) or not np.isfinite(self.sigma):
-                raise ValueError(
-                    f"{owner}: parameter 'sigma' must be a finite real number or None; got "
-                    f"{self.sigma!r}."
-                )
-            object.__setattr__(self, "sigma", float(self.sigma))
+        object.__setattr__(self, "sigma", sigma)
 
     @functools.cached_property
     def _pattern(self) -> Pattern:
@@ -105,9 +87,7 @@ class Eigsh(jb.Adapter):
 
     @functools.cached_property
     def _start(self) -> np.ndarray:
-        """ARPACK's starting vector: fixed, so results repeat exactly; random, so it is
-        orthogonal to no eigenvector of a structured matrix (as a constant one can be)."""
-        return np.random.default_rng(0).uniform(-1.0, 1.0, self.shape[0])
+        return start_vector(self.shape[0])
 
     @property
     def domains(self):
@@ -143,9 +123,11 @@ class Eigsh(jb.Adapter):
                     a, k=k, which=self.which, sigma=self.sigma, v0=self._start
                 )
             except scipy.sparse.linalg.ArpackNoConvergence as error:
-                raise failure(f"ARPACK did not converge ({error})") from None
+                raise SolveFailure.because(f"ARPACK did not converge ({error})") from None
             except RuntimeError as error:  # SuperLU: a - sigma I singular
-                raise failure(f"the shift-invert factorization failed ({error})") from None
+                raise SolveFailure.because(
+                    f"the shift-invert factorization failed ({error})"
+                ) from None
         except np.linalg.LinAlgError as error:
             return nan_results(self.on_failure, error, (k,), (n, k), dtype=dtype)
         w, v = ordered(w, v)
@@ -160,42 +142,3 @@ class Eigsh(jb.Adapter):
 
     def _operator_cotangent(self, data, y, x):
         return self._pattern.symmetric_outer(y, x)
-
-    def pushforward(self, res, tangents):
-        data, w, v = res
-        (ddata,) = tangents
-        if ddata is None:
-            return None
-        return eigen_tangents(self, "Eigsh", data, w, v, ddata)
-
-    def pullback(self, res, g):
-        data, w, v = res
-        return (eigen_cotangent(self, "Eigsh", data, w, v, g),)
-
-
-def ordered(w: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenpairs in ascending order, each vector signed so that its entry of largest
-    magnitude (the first, if several tie) is positive."""
-    order = np.argsort(w)
-    w, v = w[order], v[:, order]
-    largest = np.argmax(np.abs(v), axis=0)
-    return w, v * np.where(v[largest, np.arange(v.shape[1])] < 0, -1.0, 1.0)
-
-
-def eigen_tangents(owner, name: str, params, w, v, dparams):
-    """The tangents ``(dw, dv)`` of eigenpairs of the owner's symmetric operator ``a``:
-    ``dw_i = v_iᵀ da v_i`` (Hellmann-Feynman), and ``dv_i`` from ``(a - w_i I) dv_i =
-    -(da - dw_i I) v_i``, ``v_iᵀ dv_i = 0`` (the bordered solve)."""
-    product = owner._operator_tangent(params, dparams, v)
-    dw = jnp.sum(v * product, axis=-2)
-    top = dw[..., None, :] * v - product
-    dv, _ = _BorderedSolve(owner, name)(params, w, v, top, jnp.zeros_like(dw))
-    return dw, dv
-
-
-def eigen_cotangent(owner, name: str, params, w, v, g):
-    """The cotangent of the parameters from ``(gw, gv)``: ``Σ_i gw_i v_iᵀ da v_i`` and
-    ``<gv, dv> = -<y, da v>`` with ``[y; .]`` the (symmetric) bordered solve of ``[gv; 0]``."""
-    gw, gv = g
-    y, _ = _BorderedSolve(owner, name)(params, w, v, gv, jnp.zeros_like(gw))
-    return owner._operator_cotangent(params, gw[..., None, :] * v - y, v)

@@ -15,7 +15,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from ..linalg._solving import require_finite
+from .._failure import require_finite
 from ._pattern import Pattern
 
 NODES = 12

@@ -19,16 +19,14 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 from jaxbridge._signature import parse
 
-from .._failure import OnFailure, nan_results
-from .._parameters import check_choice
-from ..linalg._solving import failure, require_finite
-from .eigsh import WHICH, eigen_cotangent, eigen_tangents, ordered
+from .._failure import OnFailure, SolveFailure, nan_results, require_finite
+from ._eigen import EigenRules, check_spectrum, ordered, start_vector
 
 TOLERANCE = 1e-12
 """MINRES's relative residual, for shift-invert and for the eigenvector derivatives."""
 
 
-class OperatorEigsh(jb.Adapter):
+class OperatorEigsh(EigenRules, jb.Adapter):
     """``k`` eigenpairs ``(w, v)`` of a symmetric operator ``a(theta)`` known only by its
     product with vectors, as ``scipy.sparse.linalg.eigsh`` on a ``LinearOperator``.
 
@@ -82,20 +80,8 @@ class OperatorEigsh(jb.Adapter):
             )
         n = int(n)
         object.__setattr__(self, "n", n)
-        check_choice(owner, "which", self.which, WHICH)
-        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
-            raise ValueError(f"{owner}: parameter 'k' must be an int; got {self.k!r}.")
-        if not 1 <= self.k < n:
-            raise ValueError(
-                f"{owner}: parameter 'k' must satisfy 1 <= k < n = {n} (ARPACK); got {self.k}."
-            )
-        if self.sigma is not None:
-            if not isinstance(self.sigma, numbers.Real) or not np.isfinite(self.sigma):
-                raise ValueError(
-                    f"{owner}: parameter 'sigma' must be a finite real number or None; got "
-                    f"{self.sigma!r}."
-                )
-            object.__setattr__(self, "sigma", float(self.sigma))
+        sigma = check_spectrum(owner, n, self.k, self.which, self.sigma)
+        object.__setattr__(self, "sigma", sigma)
 
     @property
     def _size(self) -> int:
@@ -104,7 +90,7 @@ class OperatorEigsh(jb.Adapter):
 
     @functools.cached_property
     def _start(self) -> np.ndarray:
-        return np.random.default_rng(0).uniform(-1.0, 1.0, self._size)
+        return start_vector(self._size)
 
     def output_specs(self, theta):
         dtype = jb.result_dtype(theta)
@@ -136,7 +122,7 @@ class OperatorEigsh(jb.Adapter):
                     a, k=k, which=self.which, sigma=self.sigma, OPinv=inverse, v0=self._start
                 )
             except scipy.sparse.linalg.ArpackNoConvergence as error:
-                raise failure(f"ARPACK did not converge ({error})") from None
+                raise SolveFailure.because(f"ARPACK did not converge ({error})") from None
         except np.linalg.LinAlgError as error:
             return nan_results(self.on_failure, error, (k,), (n, k), dtype=dtype)
         w, v = ordered(w, v)
@@ -172,17 +158,6 @@ class OperatorEigsh(jb.Adapter):
         _, pull = jax.vjp(self._columns(theta, x), theta)
         return pull(y)[0]
 
-    def pushforward(self, res, tangents):
-        theta, w, v = res
-        (dtheta,) = tangents
-        if dtheta is None:
-            return None
-        return eigen_tangents(self, "OperatorEigsh", theta, w, v, dtheta)
-
-    def pullback(self, res, g):
-        theta, w, v = res
-        return (eigen_cotangent(self, "OperatorEigsh", theta, w, v, g),)
-
 
 class _Operator(scipy.sparse.linalg.LinearOperator):
     """A float64 ``n x n`` ``LinearOperator`` that applies ``apply`` to a vector."""
@@ -199,7 +174,7 @@ _RTOL = "rtol" if "rtol" in inspect.signature(scipy.sparse.linalg.minres).parame
 
 
 def _minres(operator, b: np.ndarray, what: str) -> np.ndarray:
-    """``operator⁻¹ b`` by MINRES (symmetric, possibly indefinite), or ``failure``."""
+    """``operator⁻¹ b`` by MINRES (symmetric, possibly indefinite), or ``SolveFailure``."""
     size = float(np.linalg.norm(b))
     if size == 0:
         return np.zeros_like(b)
@@ -209,7 +184,7 @@ def _minres(operator, b: np.ndarray, what: str) -> np.ndarray:
     # relative to |a| |x| + |b|) below TOLERANCE
     if info != 0 or not np.isfinite(x).all():
         residual = float(np.linalg.norm(operator.matvec(x) - b)) / size
-        raise failure(
+        raise SolveFailure.because(
             f"OperatorEigsh: MINRES did not solve {what} in {20 * operator.shape[0]} "
             f"iterations (relative residual {residual:.1e}): the operator may be singular "
             "there (a repeated eigenvalue)"

@@ -15,10 +15,10 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results
-from ..linalg._solving import failure, require_finite
+from .._failure import OnFailure, SolveFailure, nan_results, require_finite
+from ._eigen import eigen_cotangent, eigen_tangents
 from ._pattern import Pattern
-from .eigsh import Eigsh, eigen_cotangent, eigen_tangents
+from .eigsh import Eigsh
 
 
 class _Augmented(Eigsh):
@@ -124,7 +124,7 @@ class Svds(jb.Adapter):
             try:
                 u, s, vt = scipy.sparse.linalg.svds(a, k=k, v0=start, solver="arpack")
             except scipy.sparse.linalg.ArpackNoConvergence as error:
-                raise failure(f"ARPACK did not converge ({error})") from None
+                raise SolveFailure.because(f"ARPACK did not converge ({error})") from None
         except np.linalg.LinAlgError as error:
             return nan_results(self.on_failure, error, (m, k), (k,), (k, n), dtype=dtype)
         assert u is not None and vt is not None  # return_singular_vectors=True
