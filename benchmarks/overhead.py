@@ -340,6 +340,10 @@ class ThreadedLoopSolve(LoopSolve):
     threads = 2
 
 
+class ThreadedLinearSolve(LinearSolve):
+    threads = 2
+
+
 def solves(sizes: list[int], rounds: int) -> None:
     rng = np.random.default_rng(2)
     for n in sizes:
@@ -395,7 +399,9 @@ def threads(n: int, batch: int, rounds: int) -> None:
     a = jnp.asarray(rng.normal(size=(batch, n, n)) + n**0.5 * np.eye(n))
     b = jnp.asarray(rng.normal(size=(batch, n)))
     one, two = jax.jit(LoopSolve()), jax.jit(ThreadedLoopSolve())
+    solve_one, solve_two = jax.jit(LinearSolve()), jax.jit(ThreadedLinearSolve())
     np.testing.assert_allclose(one(a, b), two(a, b), rtol=1e-10)
+    np.testing.assert_allclose(solve_one(a, b), solve_two(a, b), rtol=1e-10)
     blas = os.environ.get("OPENBLAS_NUM_THREADS", "unset, so OpenBLAS threads each call")
     table(
         f"5. {batch} solves of n = {n} looped on the host; OPENBLAS_NUM_THREADS {blas}",
@@ -403,6 +409,8 @@ def threads(n: int, batch: int, rounds: int) -> None:
             {
                 "threads = 1 (the default)": lambda: one(a, b),
                 "threads = 2": lambda: two(a, b),
+                "LinearSolve, threads = 1 (the default)": lambda: solve_one(a, b),
+                "LinearSolve, threads = 2": lambda: solve_two(a, b),
             },
             rounds,
             1,

@@ -398,6 +398,38 @@ def test_only_the_failed_element_of_a_batch_is_nan():
     np.testing.assert_allclose(np.asarray(got)[[0, 2]], [[0.5] * 3, [0.25] * 3])
 
 
+class _ThreadedSolve(LinearSolve):
+    threads = 3
+
+
+def test_threads_spread_a_batch_of_matrices_and_keep_each_result():
+    """Matrices above the batched-inverse size (33 x 33) factorized on 3 threads, a matrix
+    shared by two right-hand sides once: the same results as one thread and as NumPy, a
+    singular matrix NaN for its own systems alone (or the error), and the same gradient."""
+    rng = np.random.default_rng(5)
+    n = 33
+    a = rng.normal(size=(5, 1, n, n)) + 6 * np.eye(n)
+    b = rng.normal(size=(2, n))
+    with jax.enable_x64(True):
+        threaded = np.asarray(jax.jit(_ThreadedSolve())(a, b))
+        assert threaded.shape == (5, 2, n)
+        np.testing.assert_array_equal(threaded, jax.jit(LinearSolve())(a, b))
+        np.testing.assert_allclose(threaded, np.linalg.solve(a, b[..., None])[..., 0], rtol=1e-10)
+        singular = a.copy()
+        singular[3, 0, :, 0] = 0.0
+        got = np.asarray(_ThreadedSolve(on_failure="nan")(singular, b))
+        failed = np.broadcast_to(np.arange(5)[:, None] == 3, (5, 2))
+        np.testing.assert_array_equal(np.isnan(got).any(axis=-1), failed)
+        np.testing.assert_array_equal(got[[0, 1, 2, 4]], threaded[[0, 1, 2, 4]])
+        with pytest.raises(ValueError, match="singular"):
+            _ThreadedSolve()(singular, b)
+        loss = lambda s: lambda a, b: jnp.sum(jnp.sin(s(a, b)))  # noqa: E731
+        np.testing.assert_array_equal(
+            jax.jit(jax.grad(loss(_ThreadedSolve()), (0, 1)))(a, b)[0],
+            jax.jit(jax.grad(loss(LinearSolve()), (0, 1)))(a, b)[0],
+        )
+
+
 # ---------------------------------------------------------------- bad parameters
 
 

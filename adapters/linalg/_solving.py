@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import jax
 import jax.numpy as jnp
@@ -109,6 +110,7 @@ def solve_per_matrix(
     on_failure: OnFailure = "raise",
     out: Sequence[np.ndarray] | None = None,
     rhs_name: str | None = None,
+    threads: int = 1,
 ) -> tuple[np.ndarray, ...]:
     """Solve for every right-hand side in a gufunc batch, factorizing each matrix once.
 
@@ -124,12 +126,14 @@ def solve_per_matrix(
     receives ``x`` and the factors where its arrays have their shapes and dtypes. With
     ``rhs_name`` (a forward's, not a rule's), a right-hand side with a NaN or inf is an
     error naming it, or NaN for its own batch elements alone (``non_finite_elements``).
+    ``threads`` > 1 spreads the matrices over that many host threads (LAPACK releases the
+    GIL; measured in ``benchmarks/overhead.py``).
     """
     bad = None
     if rhs_name is not None:
         rhs, bad = non_finite_elements(rhs_name, rhs, rhs_rank, on_failure)
     x, *factors = _solve_per_matrix(
-        matrices, matrix_ranks, rhs, rhs_rank, solve, dtype, factor_specs, on_failure, out
+        matrices, matrix_ranks, rhs, rhs_rank, solve, dtype, factor_specs, on_failure, out, threads
     )
     mark_failed(x, bad, rhs_rank)
     return (x, *factors)
@@ -145,6 +149,7 @@ def _solve_per_matrix(
     factor_specs: Sequence[Spec],
     on_failure: OnFailure,
     out: Sequence[np.ndarray] | None,
+    threads: int,
 ) -> tuple[np.ndarray, ...]:
     rhs_core = rhs.shape[rhs.ndim - rhs_rank :]
     batches = [m.shape[: m.ndim - r] for m, r in zip(matrices, matrix_ranks)]
@@ -160,7 +165,9 @@ def _solve_per_matrix(
     x, *factors = out if out is not None and fits else [np.empty(s, k) for s, k in wanted]
     if 0 in rhs_core:  # empty systems (n = 0): nothing to solve, and LAPACK refuses them
         return (x, *(np.zeros_like(f) for f in factors))
-    for index in np.ndindex(*own):
+
+    def solve_one(index: tuple[int, ...]) -> list[np.ndarray]:
+        """Solve every system of the matrix at ``index``, write its ``x``, return its factors."""
         cores = [
             m.reshape(b + m.shape[m.ndim - r :])[_element(index, b)]
             for m, b, r in zip(matrices, batches, matrix_ranks)
@@ -175,13 +182,23 @@ def _solve_per_matrix(
             x_stack = nan_results(on_failure, error, stack.shape)
             computed = [_failed(shape, kind) for shape, kind in factor_specs]
         x[where] = np.reshape(x_stack, block.shape)
-        if not own and not fits:  # one matrix: hand its factors on as they are, saving a copy
-            return (
-                x,
-                *(np.asarray(value, kind) for value, (_, kind) in zip(computed, factor_specs)),
-            )
-        for factor, value in zip(factors, computed, strict=True):
+        return computed
+
+    if not own and not fits:  # one matrix: hand its factors on as they are, saving a copy
+        computed = solve_one(())
+        return (x, *(np.asarray(value, kind) for value, (_, kind) in zip(computed, factor_specs)))
+
+    def solve_and_store(index: tuple[int, ...]) -> None:
+        for factor, value in zip(factors, solve_one(index), strict=True):
             factor[index] = value
+
+    count = math.prod(own)
+    if threads > 1 and count > 1:  # LAPACK releases the GIL; each matrix writes its own slices
+        with ThreadPoolExecutor(min(threads, count)) as pool:
+            list(pool.map(solve_and_store, np.ndindex(*own)))
+    else:
+        for index in np.ndindex(*own):
+            solve_and_store(index)
     return (x, *factors)
 
 

@@ -50,6 +50,14 @@ class LinearSolve(jb.Adapter):
     rules are made of bridged solves, so derivatives of every order work in both modes
     (``jax.hessian``, ``jacfwd(jacfwd)``, ``grad(grad)``), and ``jax.linear_transpose``
     works in ``b``.
+
+    A batch of matrices larger than 32 x 32 is factorized one matrix at a time; a subclass
+    with ``threads = 2`` (or more) spreads them over that many host threads, as LAPACK
+    releases the GIL (``benchmarks/overhead.py``, table 5; with ``OPENBLAS_NUM_THREADS=1``,
+    as BLAS's own threads would compete for the same cores)::
+
+        class ThreadedSolve(LinearSolve):
+            threads = 2
     """
 
     assume_a: str = "gen"
@@ -119,6 +127,7 @@ class LinearSolve(jb.Adapter):
             specs,
             self.on_failure,
             out,
+            threads=self.threads,
         )
 
     def pushforward(self, res, tangents):
