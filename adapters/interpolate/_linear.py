@@ -4,8 +4,9 @@ own, whose rules are the evaluation again, and the base of the splines that use 
 An evaluation ``out = A(x, xq) y`` (``A`` the interpolant's ``nu``-th derivative at ``xq``
 applied to unit data) has the pullback ``ȳ = Aᵀ g`` and ``xq̄ = g · A'(x, xq) y`` with ``A'``
 the next derivative. ``Transposed`` computes ``Aᵀ g`` on the host; its own tangent in ``g``
-is itself, in ``xq`` the transposed next derivative, and its pullback is the evaluation: a
-closed family, so derivatives of every order work in ``y`` and ``xq``, mixed ones too.
+is itself, in ``xq`` the transposed next derivative, in ``x`` the transpose of the
+evaluation's tangent in ``x`` (``_sites``), and its pullback is the evaluation: a closed
+family, so derivatives of every order work in ``x``, ``y`` and ``xq``, mixed ones too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import jaxbridge as jb
 
 from .._rules import total
 from ._one_d import Interpolant1D, checked_data, inside
+from ._sites import site_cotangent, transposed_site_tangent
 
 _CHUNK = 4096  # query points per block when the transpose evaluates unit data
 
@@ -29,7 +31,8 @@ _CHUNK = 4096  # query points per block when the transpose evaluates unit data
 class Transposed(jb.Adapter):
     """``ȳ = Aᵀ g``: the transpose of ``of``'s evaluation in its data, for the cotangent
     ``g`` of its result at the queries ``xq``. ``of`` is the evaluation (an adapter called as
-    ``of(x, *data, xq)``, linear in its data, with a host method ``transpose``)."""
+    ``of(x, *data, xq)``, linear in its data, with a host method ``transpose`` and its
+    tangent in ``x``, ``moved``)."""
 
     of: Any
 
@@ -55,8 +58,13 @@ class Transposed(jb.Adapter):
 
     def pushforward(self, res, tangents):
         x, g, xq = res[:3]
-        _, dg, dxq = tangents
+        dx, dg, dxq = tangents
+        moved = None
+        if dx is not None:
+            moved = transposed_site_tangent(self.of, x, g, xq, dx, self.outputs())
+            moved = moved[0] if self.outputs() == 1 else moved
         terms = [
+            moved,
             None if dg is None else self(x, dg, xq),
             None if dxq is None else type(self)(self.of.derivative())(x, g * dxq, xq),
         ]
@@ -65,7 +73,8 @@ class Transposed(jb.Adapter):
     def pullback(self, res, cts):
         x, g, xq = res[:3]
         cts = tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
-        return None, self.of(x, *cts, xq), g * self.of.derivative()(x, *cts, xq)
+        x_bar = site_cotangent(self.of, x, cts, xq, g)
+        return x_bar, self.of(x, *cts, xq), g * self.of.derivative()(x, *cts, xq)
 
 
 class TransposedPair(Transposed):
@@ -86,18 +95,28 @@ def _as_tuples(terms, outputs):
 class LinearSpline(Interpolant1D):
     """A 1-D interpolant linear in ``y`` (``InterpSpline``, ``CubicSpline``): the tangent in
     ``y`` is the interpolant of the tangent, the cotangent ``Transposed``; ``linear_in`` lets
-    ``jax.linear_transpose`` work in ``y``."""
+    ``jax.linear_transpose`` work in ``y``. In ``x``, the subclass's ``moved``."""
 
     linear_in = ("y",)
 
     def pushforward(self, res, tangents):
         x, y, xq = res[:3]
-        _, dy, dxq = tangents
-        return total([None if dy is None else self(x, dy, xq), self.query_tangent(x, y, xq, dxq)])
+        dx, dy, dxq = tangents
+        return total(
+            [
+                None if dx is None else self.moved(x, (y,), xq, dx),
+                None if dy is None else self(x, dy, xq),
+                self.query_tangent(x, y, xq, dxq),
+            ]
+        )
 
     def pullback(self, res, g):
         x, y, xq = res[:3]
-        return None, Transposed(self)(x, g, xq), self.query_cotangent(x, y, xq, g)
+        return (
+            site_cotangent(self, x, (y,), xq, g),
+            Transposed(self)(x, g, xq),
+            self.query_cotangent(x, y, xq, g),
+        )
 
     def periodic(self) -> bool:
         return getattr(self, "bc_type", None) == "periodic"
