@@ -158,25 +158,6 @@ class HermiteInterpolant(Interpolant1D):
         )
 
 
-def hermite_form_moved(adapter: Interpolant1D, slopes, x, y, xq, dx):
-    """The tangent in the sites of an interpolant that is the cubic Hermite interpolant of
-    ``(x, y)`` with slopes ``slopes(x, y)`` (JAX): JAX's tangent of ``Hermite(x, y,
-    slopes(x, y), xq)`` in ``x``, i.e. Hermite's own rule in ``x`` plus ``Hermite(x, 0,
-    ∂slopes, xq)``; queries wrapped into the period first where SciPy extrapolates
-    periodically (``extrapolate`` None with ``bc_type`` "periodic")."""
-    wraps = getattr(adapter, "bc_type", None) == "periodic" and adapter.extrapolate is None
-    hermite = Hermite(
-        nu=adapter.nu, extrapolate=adapter.extrapolates(), on_failure=adapter.on_failure
-    )
-    y = jnp.asarray(y)
-    x, dx = jnp.asarray(x, y.dtype), jnp.asarray(dx, y.dtype)
-
-    def value(x):
-        return hermite(x, y, slopes(x, y), periodic_queries(x, xq) if wraps else xq)
-
-    return jax.jvp(value, (x,), (dx,))[1]
-
-
 # Each rule is one compiled program (called eagerly, the slope formula's dozens of
 # operations would each compile on their own); the adapter is static.
 @functools.partial(jax.jit, static_argnums=0)
@@ -194,3 +175,25 @@ def _data_cotangent(adapter: HermiteInterpolant, x, y, xq, g):
     _, slopes_vjp = jax.vjp(functools.partial(adapter.slopes, x.astype(y.dtype)), y_wide)
     (through_slopes,) = slopes_vjp(d_bar.astype(y.dtype))
     return y_bar + through_slopes
+
+
+def hermite_form_moved(adapter: Interpolant1D, slopes, x, y, xq, dx):
+    """The tangent in the sites of an interpolant that is the cubic Hermite interpolant of
+    ``(x, y)`` with slopes ``slopes(x, y)`` (JAX): Hermite's own rule in ``x``, plus
+    ``Hermite(x, 0, ∂slopes, xq)``, plus where SciPy extrapolates periodically
+    (``extrapolate`` None with ``bc_type`` "periodic") the queries' move into the period.
+    Explicit rather than a ``jax.jvp`` of the Hermite call, so that its bridged calls take
+    ``(x, y)`` as primals alone and it transposes in ``y``."""
+    hermite = Hermite(
+        nu=adapter.nu, extrapolate=adapter.extrapolates(), on_failure=adapter.on_failure
+    )
+    y = jnp.asarray(y)
+    x, dx = jnp.broadcast_arrays(jnp.asarray(x, y.dtype), jnp.asarray(dx, y.dtype))
+    d, dd = jax.jvp(lambda x: slopes(x, y), (x,), (dx,))
+    moved_queries = None
+    if getattr(adapter, "bc_type", None) == "periodic" and adapter.extrapolate is None:
+        xq, dxq = jax.jvp(lambda x: periodic_queries(x, xq), (x,), (dx,))
+        moved_queries = hermite.derivative()(x, y, d, xq) * dxq
+    terms = [hermite.moved(x, (y, d), xq, dx), hermite(x, jnp.zeros_like(y), dd, xq)]
+    terms.append(moved_queries)
+    return total(terms)

@@ -59,16 +59,16 @@ class Transposed(jb.Adapter):
     def pushforward(self, res, tangents):
         x, g, xq = res[:3]
         dx, dg, dxq = tangents
-        moved = None
-        if dx is not None:
-            moved = transposed_site_tangent(self.of, x, g, xq, dx, self.outputs())
-            moved = moved[0] if self.outputs() == 1 else moved
         terms = [
-            moved,
+            None if dx is None else transposed_site_tangent(self.of, x, g, xq, dx, self.outputs()),
             None if dg is None else self(x, dg, xq),
             None if dxq is None else type(self)(self.of.derivative())(x, g * dxq, xq),
         ]
-        return total(_as_tuples(terms, self.outputs()))
+        present = [t if isinstance(t, tuple) else (t,) for t in terms if t is not None]
+        if not present:
+            return None
+        summed = tuple(total(parts) for parts in zip(*present))  # output by output
+        return summed[0] if self.outputs() == 1 else summed
 
     def pullback(self, res, cts):
         x, g, xq = res[:3]
@@ -84,12 +84,6 @@ class TransposedPair(Transposed):
 
     def outputs(self) -> int:
         return 2
-
-
-def _as_tuples(terms, outputs):
-    if outputs == 1:
-        return terms
-    return [None if t is None else tuple(t) for t in terms]
 
 
 class LinearSpline(Interpolant1D):

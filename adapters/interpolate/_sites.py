@@ -39,7 +39,7 @@ def within(x: jax.Array, xq: jax.Array, extrapolate: bool) -> jax.Array:
     """The queries whose value depends on the data (all when extrapolating, else those in
     ``[x[0], x[-1]]``: outside, the value is NaN and its derivatives count as 0)."""
     if extrapolate:
-        return jnp.ones(jnp.broadcast_shapes(x.shape[:-1], xq.shape), bool)
+        return jnp.ones((), bool)
     return (xq >= x[..., :1]) & (xq <= x[..., -1:])
 
 
