@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import scipy.interpolate
 import scipy.sparse
@@ -59,8 +60,12 @@ class Transposed(jb.Adapter):
     def pushforward(self, res, tangents):
         x, g, xq = res[:3]
         dx, dg, dxq = tangents
+        moved = None
+        if dx is not None:
+            moved = transposed_site_tangent(self.of, x, g, xq, dx, self.outputs())
+            moved = tuple(map(self.shared, moved))
         terms = [
-            None if dx is None else transposed_site_tangent(self.of, x, g, xq, dx, self.outputs()),
+            moved,
             None if dg is None else self(x, dg, xq),
             None if dxq is None else type(self)(self.of.derivative())(x, g * dxq, xq),
         ]
@@ -70,10 +75,18 @@ class Transposed(jb.Adapter):
         summed = tuple(total(parts) for parts in zip(*present))  # output by output
         return summed[0] if self.outputs() == 1 else summed
 
+    def shared(self, c: jax.Array) -> jax.Array:
+        """``c``, with a periodic spline's two ends sharing their sum equally (its data
+        has ``y[0] = y[-1]``, as ``transpose_by_columns`` gives)."""
+        if not getattr(self.of, "periodic", lambda: False)():
+            return c
+        end = (c[..., :1] + c[..., -1:]) / 2
+        return jnp.concatenate([end, c[..., 1:-1], end], axis=-1)
+
     def pullback(self, res, cts):
         x, g, xq = res[:3]
         cts = tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
-        x_bar = site_cotangent(self.of, x, cts, xq, g)
+        x_bar = site_cotangent(self.of, x, tuple(map(self.shared, cts)), xq, g)
         return x_bar, self.of(x, *cts, xq), g * self.of.derivative()(x, *cts, xq)
 
 

@@ -26,7 +26,9 @@ class CubicSpline(LinearSpline):
     system of the same spline as a cubic B-spline (``make_interp_spline(x, y, 3, bc_type)``,
     the same function: O(n + m)); with fewer than 4 points or "periodic", from the splines of
     the unit vectors (O(n m)). Every order in ``y``, ``jax.linear_transpose`` too; in ``x``,
-    a ``TypeError``. Parameters ``nu``, ``extrapolate`` (None: SciPy's default, periodic for
+    exactly, as ``InterpSpline``'s cubic (its Hermite form with SciPy's slope system solved
+    again in JAX; periodic extrapolation moves the queries' period too): every order, both
+    modes, mixed too. Parameters ``nu``, ``extrapolate`` (None: SciPy's default, periodic for
     "periodic") and ``on_failure`` as for ``InterpSpline``.
     """
 

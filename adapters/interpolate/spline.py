@@ -31,7 +31,14 @@ class InterpSpline(LinearSpline):
     tangent, and for the cotangent the transposed B-spline design matrix at ``xq`` and the
     transposed interpolation system solved by sparse LU (O(n + m); periodic splines use the
     interpolants of the unit vectors, O(n m)): every order, ``jax.linear_transpose`` too; in
-    ``x``, a ``TypeError``.
+    ``x``, for degrees 3 and 1, the construction differentiated exactly (no finite
+    difference): the cubic spline is the cubic Hermite interpolant with its own slopes at the
+    sites, so moving the sites stretches and shifts its pieces (Hermite's rule in ``x``) and
+    moves the slopes (SciPy's slope system solved again in JAX, differentiated); the broken
+    line only stretches and shifts. Every order in both modes, mixed with ``y`` and ``xq``
+    too; against central differences of SciPy it agrees to 1e-7 relative (the differences'
+    own error). Other degrees, whose knots lie between the sites: a ``TypeError`` naming
+    ``x``.
 
     Parameters:
         k: the degree (SciPy's default 3).
