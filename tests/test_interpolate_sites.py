@@ -57,6 +57,15 @@ def _id(adapter):
     return f"{type(adapter).__name__}{fields}".replace(" ", "")
 
 
+def _quick(adapters, quick):
+    """``adapters`` as parameters, those not in ``quick`` (by position) marked slow: each
+    compiles its own first- or second-order programs for seconds."""
+    return [
+        pytest.param(a, id=_id(a), marks=() if i in quick else pytest.mark.slow)
+        for i, a in enumerate(adapters)
+    ]
+
+
 def _with(adapter, **changes):
     return type(adapter)(**{**adapter.__dict__, **changes})
 
@@ -85,7 +94,7 @@ def _central(f, at, direction, step):
 
 
 @pytest.mark.parametrize("nu", [0, 1, 2])
-@pytest.mark.parametrize("adapter", ADAPTERS, ids=_id)
+@pytest.mark.parametrize("adapter", _quick(ADAPTERS, {5, 10}))
 def test_first_derivatives_in_sites_are_scipys_differences(adapter, nu):
     """jvp and grad in x against central differences of SciPy's interpolant (step 1e-6 of
     the sites' spacing: truncation ~1e-12, rounding ~1e-10 relative to the derivative), to
@@ -118,7 +127,7 @@ def test_first_derivatives_in_sites_are_scipys_differences(adapter, nu):
     )
 
 
-@pytest.mark.parametrize("adapter", ADAPTERS, ids=_id)
+@pytest.mark.parametrize("adapter", _quick(ADAPTERS, {0}))
 def test_jacobians_in_sites_agree_both_ways_and_under_vmap(adapter):
     """The full Jacobian in x, reverse and forward mode, agree to rounding, and a batch of
     site vectors (vmap of grad) gives each element's own gradient."""
@@ -148,11 +157,7 @@ SECOND = [
 ]
 
 
-@pytest.mark.parametrize(
-    "adapter",
-    [pytest.param(a, id=_id(a), marks=() if i == 1 else pytest.mark.slow) for i, a in
-     enumerate(SECOND)],
-)
+@pytest.mark.parametrize("adapter", _quick(SECOND, {0}))
 def test_second_derivatives_in_sites(adapter):
     """The Hessian in x (forward over reverse), the mixed x–y and x–xq derivatives (both
     nestings) against central differences of the exact gradients (step 1e-5: truncation
@@ -167,8 +172,9 @@ def test_second_derivatives_in_sites(adapter):
     at = (X, y, XQ)
 
     def moved(i, step):
-        return tuple(a + step * d if j == i else a for j, (a, d) in
-                     enumerate(zip(at, (DX, direction, W))))
+        return tuple(
+            a + step * d if j == i else a for j, (a, d) in enumerate(zip(at, (DX, direction, W)))
+        )
 
     def difference(g, i):
         step = 1e-5
@@ -178,9 +184,13 @@ def test_second_derivatives_in_sites(adapter):
     # over reverse: each applied to the same direction as the difference
     for i in range(3):
         expected = difference(grads[0], i)  # d(∇ₓf) along argument i's direction
-        got = jax.jit(lambda *a, i=i: jax.jvp(lambda *b: grads[0](*b), a,
-                                                tuple(d if j == i else jnp.zeros_like(d) for j, d
-                                                      in enumerate((DX, direction, W))))[1])(*at)
+        got = jax.jit(
+            lambda *a, i=i: jax.jvp(
+                lambda *b: grads[0](*b),
+                a,
+                tuple(d if j == i else jnp.zeros_like(d) for j, d in enumerate((DX, direction, W))),
+            )[1]
+        )(*at)
         scale = np.abs(expected).max()
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6 * scale)
     for i in (1, 2):

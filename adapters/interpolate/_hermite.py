@@ -57,13 +57,13 @@ class Hermite(jb.Adapter):
         """The tangent in the sites: ``-(H⁽ⁿᵘ⁺¹⁾ l + nu H⁽ⁿᵘ⁾ l') + H₀⁽ⁿᵘ⁾ l'`` (``_sites``),
         the last two terms one call by linearity: values ``-nu y``, slopes ``(1 - nu) d``."""
         y, d = data
-        l, slope = interval_terms(x, dx, xq)
+        shift, stretch = interval_terms(x, dx, xq)  # l and l'
         # outside, without extrapolation, the value is NaN: its tangent is 0, and the
         # cotangents of l and l' must not meet NaN factors there
         keep = within(x, xq, self.extrapolate)
-        upper = jnp.where(keep, self.derivative()(x, y, d, xq), 0)
-        stretch = jnp.where(keep, self(x, -self.nu * y, (1 - self.nu) * d, xq), 0)
-        return stretch * slope - upper * l
+        following = jnp.where(keep, self.derivative()(x, y, d, xq), 0)
+        scaled = jnp.where(keep, self(x, -self.nu * y, (1 - self.nu) * d, xq), 0)
+        return scaled * stretch - following * shift
 
     def output_specs(self, x, y, d, xq):
         return jax.ShapeDtypeStruct(xq.shape[-1:], jb.result_dtype(x, y, d, xq))

@@ -31,8 +31,8 @@ def interval_terms(x: jax.Array, dx: jax.Array, xq: jax.Array) -> tuple[jax.Arra
 
 def _interval_terms(x, dx, xq):
     i = jnp.clip(jnp.searchsorted(x, xq, side="right") - 1, 0, x.shape[0] - 2)
-    slope = (dx[i + 1] - dx[i]) / (x[i + 1] - x[i])
-    return dx[i] + slope * (xq - x[i]), slope
+    stretch = (dx[i + 1] - dx[i]) / (x[i + 1] - x[i])
+    return dx[i] + stretch * (xq - x[i]), stretch
 
 
 def within(x: jax.Array, xq: jax.Array, extrapolate: bool) -> jax.Array:

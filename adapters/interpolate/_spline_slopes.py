@@ -31,7 +31,8 @@ def _banded(x, y, bc_type):
         a = a.at[1].set(jnp.stack([h[1], 2 * (h[0] + h[1]), h[0]]))
         b = jnp.stack([2 * m[0], 3 * (h[0] * m[1] + h[1] * m[0]), 2 * m[1]])
         return jnp.linalg.solve(a, b)
-    # rows 1..n-2: h_i s_{i-1} + 2 (h_{i-1} + h_i) s_i + h_{i-1} s_{i+1} = 3 (h_i m_{i-1} + h_{i-1} m_i)
+    # rows 1..n-2: h_i s_{i-1} + 2 (h_{i-1} + h_i) s_i + h_{i-1} s_{i+1}
+    #                = 3 (h_i m_{i-1} + h_{i-1} m_i)
     zero = jnp.zeros(1, h.dtype)
     lower = jnp.concatenate([zero, h[1:], zero])
     diagonal = jnp.concatenate([zero, 2 * (h[:-1] + h[1:]), zero])

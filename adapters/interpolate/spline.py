@@ -80,11 +80,11 @@ class InterpSpline(LinearSpline):
             return hermite_form_moved(self, self.slopes, x, data[0], xq, dx)
         # k = 1, the broken line: its pieces have no part that scales with h (P₀ = 0)
         (y,) = data
-        l, slope = interval_terms(x, dx, xq)
+        shift, stretch = interval_terms(x, dx, xq)  # l and l'
         keep = within(x, xq, self.extrapolates())
-        upper = jnp.where(keep, self.derivative()(x, y, xq), 0)
+        following = jnp.where(keep, self.derivative()(x, y, xq), 0)
         here = jnp.where(keep, self(x, y, xq), 0) if self.nu else 0
-        return -(upper * l + self.nu * here * slope)
+        return -(following * shift + self.nu * here * stretch)
 
     def interpolant(self, x, y):
         return scipy.interpolate.make_interp_spline(x, y, self.k, bc_type=self.bc_type)
