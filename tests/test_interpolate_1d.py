@@ -270,7 +270,7 @@ def test_akima_does_not_extrapolate_by_default():
 
 @pytest.mark.parametrize("k", [2, 5])
 def test_sites_of_other_degrees_are_not_differentiated(k):
-    """Degrees other than 1 and 3 (knots between the sites): a TypeError naming 'x'
+    """Degrees other than 1 and 3 (not cubic or linear between the sites): a TypeError naming 'x'
     (tests/test_interpolate_sites.py differentiates the others)."""
     adapter = InterpSpline(k=k)
     name = type(adapter).__name__

@@ -16,9 +16,9 @@ from .._failure import InterpolationFailure, OnFailure, nan_results
 from ..special._fixed import held_fixed
 
 NO_SITE_DERIVATIVE = (
-    "a spline of degree {k} has knots between the sites (not at them), and jaxbridge "
-    "differentiates the construction in the sites only for degrees 1 and 3, whose knots "
-    "are the sites"
+    "a spline of degree {k} is not a cubic Hermite or linear piece on each interval between "
+    "sites (its knots lie between the sites, or skip some, or it is piecewise constant), and "
+    "jaxbridge differentiates the construction in the sites for degrees 1 and 3 alone"
 )
 
 

@@ -37,7 +37,7 @@ class InterpSpline(LinearSpline):
     moves the slopes (SciPy's slope system solved again in JAX, differentiated); the broken
     line only stretches and shifts. Every order in both modes, mixed with ``y`` and ``xq``
     too; against central differences of SciPy it agrees to 1e-7 relative (the differences'
-    own error). Other degrees, whose knots lie between the sites: a ``TypeError`` naming
+    own error). Other degrees, not cubic or linear between the sites: a ``TypeError`` naming
     ``x``.
 
     Parameters:
