@@ -202,13 +202,15 @@ def test_second_derivatives_in_sites(adapter):
 @pytest.mark.parametrize(
     ("adapter", "degree"),
     [
-        (InterpSpline(k=3), 3),
-        (CubicSpline(), 3),
-        (InterpSpline(k=1), 1),
-        (PchipInterpolator(), 1),
-        (Akima1DInterpolator("makima", extrapolate=True), 1),
+        pytest.param(adapter, degree, id=_id(adapter), marks=marks)
+        for adapter, degree, marks in [
+            (InterpSpline(k=3), 3, pytest.mark.slow),
+            (CubicSpline(), 3, ()),
+            (InterpSpline(k=1), 1, pytest.mark.slow),
+            (PchipInterpolator(), 1, pytest.mark.slow),
+            (Akima1DInterpolator("makima", extrapolate=True), 1, pytest.mark.slow),
+        ]
     ],
-    ids=lambda v: _id(v) if not isinstance(v, int) else str(v),
 )
 def test_reproduced_polynomials_do_not_move_with_their_sites(adapter, degree):
     """An interpolant that reproduces polynomials of ``degree`` gives ``p`` itself for data
