@@ -96,8 +96,8 @@ def _central(f, at, direction, step):
 @pytest.mark.parametrize("nu", [0, 1, 2])
 @pytest.mark.parametrize("adapter", _quick(ADAPTERS, {5, 10}))
 def test_first_derivatives_in_sites_are_scipys_differences(adapter, nu):
-    """jvp and grad in x against central differences of SciPy's interpolant (step 1e-6 of
-    the sites' spacing: truncation ~1e-12, rounding ~1e-10 relative to the derivative), to
+    """jvp and grad in x against central differences of SciPy's interpolant (step 1e-6,
+    the sites ~1 apart: truncation ~1e-12, rounding ~1e-10 relative to the derivative), to
     1e-7 of the largest entry: a rule 1% off (or a missing term) is 1e-2 off."""
     adapter = _with(adapter, nu=nu)
     y = _data(adapter)
