@@ -9,6 +9,8 @@ points, in float64, side by side in one process (interleaved rounds, medians):
   value, then ``ȳ`` = the transposed B-spline design matrix at ``xq`` times ``w`` and the
   transposed collocation system solved by sparse LU (what the adapter's rule does);
 - ``jit(value_and_grad)`` in ``xq`` against SciPy by hand: ``s(xq)`` and ``s'(xq) * w``;
+- ``jit(grad)`` in the sites ``x`` against ``jit(grad)`` in ``y`` (SciPy has no derivative
+  in ``x``: the ratio says what differentiating the construction costs);
 
 and the same three through interpax's native-JAX ``CubicSpline`` (the same function; if
 ``pip install -e ".[bench]"`` installed it). Then, against SciPy's objects built and
@@ -124,7 +126,22 @@ def main() -> None:
             t = times.get(name)
             cells.append("n/a" if t is None else f"{t * 1e3:8.2f} ms ({t / base:4.2f}x)")
         print(f"{question:<24}{cells[0]:>11}{cells[1]:>22}{cells[2]:>22}")
+    sites_against_data(bridged, x, y, xq, w, rounds)
     grid_and_scattered(options.quick, rounds)
+
+
+def sites_against_data(spline, x, y, xq, w, rounds: int) -> None:
+    """``jit(grad)`` of ``<w, s(xq)>`` in the sites against the same in the data."""
+
+    def objective(x, y):
+        return jnp.vdot(w, spline(x, y, xq))
+
+    in_x, in_y = jax.jit(jax.grad(objective, 0)), jax.jit(jax.grad(objective, 1))
+    times = medians({"x": lambda: in_x(x, y), "y": lambda: in_y(x, y)}, rounds)
+    print(
+        f"grad in the sites x: {times['x'] * 1e3:8.2f} ms, in y: {times['y'] * 1e3:8.2f} ms "
+        f"({times['x'] / times['y']:4.2f}x)"
+    )
 
 
 def grid_and_scattered(quick: bool, rounds: int) -> None:

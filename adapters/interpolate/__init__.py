@@ -3,9 +3,9 @@ points together, differentiable in the data values and the query points (and, fo
 scattered ones, the sites).
 
 - ``InterpSpline(k, bc_type)`` and the ready ``make_interp_spline``, ``CubicSpline(bc_type)``:
-  ``(x, y, xq)``, linear in ``y``; every order in ``y`` and ``xq``.
+  ``(x, y, xq)``, linear in ``y``; every order in ``x`` (degrees 1 and 3), ``y`` and ``xq``.
 - ``PchipInterpolator()``, ``Akima1DInterpolator(method)``: ``(x, y, xq)``; every order in
-  ``y`` (their slope formulas differentiated) and ``xq``.
+  ``x``, ``y`` (their slope formulas differentiated) and ``xq``.
 - ``RegularGridInterpolator(method)``: ``(points, values, xi)`` on a rectilinear grid,
   linear in ``values``; every order in ``values`` and ``xi`` (not "pchip").
 - ``RBFInterpolator(kernel, epsilon, smoothing, degree)``: ``(y, d, x)``, linear in ``d``;
@@ -13,8 +13,10 @@ scattered ones, the sites).
 - ``LinearNDInterpolator()``: ``(points, values, xi)`` on the Delaunay triangulation;
   every order in all three. ``CloughTocher2DInterpolator()``: linear in ``values``.
 
-The 1-D sites ``x`` and the grid ``points`` are held fixed: differentiating in them is a
-``TypeError``, as in the Clough-Tocher interpolant's ``points`` and ``xi``.
+The 1-D sites ``x`` are differentiated through the construction (the pieces' stretch and
+shift, and the slopes' system or formula in JAX), exactly; a spline of another degree, the
+grid ``points``, and the Clough-Tocher interpolant's ``points`` and ``xi`` are held fixed:
+differentiating in them is a ``TypeError``.
 """
 
 from .akima import Akima1DInterpolator as Akima1DInterpolator

@@ -5,9 +5,12 @@ slopes at the sites, and the slope formulas written in JAX.
 ``out = H(x, y, d(x, y), xq)`` with ``H`` ``CubicHermiteSpline``'s evaluation and ``d`` the
 interpolant's slope formula. ``H`` is linear in ``(y, d)``: its tangent is itself, its
 cotangent ``TransposedPair`` (per query, the four Hermite basis functions of its interval,
-scattered), its derivative in ``xq`` itself with ``nu + 1``. ``d`` is JAX code mirroring
-SciPy's, so ``jax.jvp``/``jax.vjp`` of it carry the data's derivatives through the slopes,
-to every order (away from the formulas' branch points).
+scattered), its derivative in ``xq`` itself with ``nu + 1``, in ``x`` (``_sites``) itself
+with ``nu + 1`` and with zero values, times the linear interpolant of the sites' tangent.
+``d`` is JAX code mirroring SciPy's, so ``jax.jvp``/``jax.vjp`` of it carry the data's and
+the sites' derivatives through the slopes, to every order (away from the formulas' branch
+points). The cubic splines are this form too, with the spline's slopes
+(``_spline_slopes``): ``hermite_form_moved`` is the tangent in the sites of all of them.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .._failure import OnFailure
 from .._rules import total
 from ._linear import TransposedPair
 from ._one_d import Interpolant1D, checked_data, in_order, inside
+from ._sites import interval_terms, periodic_queries, site_cotangent, within
 
 
 class Hermite(jb.Adapter):
@@ -46,6 +50,21 @@ class Hermite(jb.Adapter):
     def derivative(self) -> Hermite:
         return dataclasses.replace(self, nu=self.nu + 1)
 
+    def site_refusal(self) -> str | None:
+        return None
+
+    def moved(self, x, data, xq, dx):
+        """The tangent in the sites: ``-(H⁽ⁿᵘ⁺¹⁾ l + nu H⁽ⁿᵘ⁾ l') + H₀⁽ⁿᵘ⁾ l'`` (``_sites``),
+        the last two terms one call by linearity: values ``-nu y``, slopes ``(1 - nu) d``."""
+        y, d = data
+        shift, stretch = interval_terms(x, dx, xq)  # l and l'
+        # outside, without extrapolation, the value is NaN: its tangent is 0, and the
+        # cotangents of l and l' must not meet NaN factors there
+        keep = within(x, xq, self.extrapolate)
+        following = jnp.where(keep, self.derivative()(x, y, d, xq), 0)
+        scaled = jnp.where(keep, self(x, -self.nu * y, (1 - self.nu) * d, xq), 0)
+        return scaled * stretch - following * shift
+
     def output_specs(self, x, y, d, xq):
         return jax.ShapeDtypeStruct(xq.shape[-1:], jb.result_dtype(x, y, d, xq))
 
@@ -59,18 +78,21 @@ class Hermite(jb.Adapter):
 
     def pushforward(self, res, tangents):
         x, y, d, xq = res[:4]
-        _, dy, dd, dxq = tangents
+        dx, dy, dd, dxq = tangents
+        moved = None if dx is None else self.moved(x, (y, d), xq, dx)
         data = None
         if dy is not None or dd is not None:
             data = self(
                 x, y * 0 if dy is None else dy, d * 0 if dd is None else dd, xq
             )  # (a zero data tangent in the other: the evaluation is linear in both)
-        return total([data, None if dxq is None else self.derivative()(x, y, d, xq) * dxq])
+        query = None if dxq is None else self.derivative()(x, y, d, xq) * dxq
+        return total([moved, data, query])
 
     def pullback(self, res, g):
         x, y, d, xq = res[:4]
         y_bar, d_bar = TransposedPair(self)(x, g, xq)
-        return None, y_bar, d_bar, g * self.derivative()(x, y, d, xq)
+        x_bar = site_cotangent(self, x, (y, d), xq, g)
+        return x_bar, y_bar, d_bar, g * self.derivative()(x, y, d, xq)
 
     def transpose(self, x, g, xq):
         """``(ȳ, d̄)``: each query's cotangent times the ``nu``-th derivatives of the four
@@ -117,15 +139,23 @@ class HermiteInterpolant(Interpolant1D):
     def hermite(self) -> Hermite:
         return Hermite(nu=self.nu, extrapolate=self.extrapolates(), on_failure=self.on_failure)
 
+    def moved(self, x, data, xq, dx):
+        return hermite_form_moved(self, self.slopes, x, data[0], xq, dx)
+
     def pushforward(self, res, tangents):
         x, y, xq = res[:3]
-        _, dy, dxq = tangents
+        dx, dy, dxq = tangents
+        moved = None if dx is None else self.moved(x, (y,), xq, dx)
         data = None if dy is None else _data_tangent(self, x, y, xq, dy)
-        return total([data, self.query_tangent(x, y, xq, dxq)])
+        return total([moved, data, self.query_tangent(x, y, xq, dxq)])
 
     def pullback(self, res, g):
         x, y, xq = res[:3]
-        return None, _data_cotangent(self, x, y, xq, g), self.query_cotangent(x, y, xq, g)
+        return (
+            site_cotangent(self, x, (y,), xq, g),
+            _data_cotangent(self, x, y, xq, g),
+            self.query_cotangent(x, y, xq, g),
+        )
 
 
 # Each rule is one compiled program (called eagerly, the slope formula's dozens of
@@ -145,3 +175,25 @@ def _data_cotangent(adapter: HermiteInterpolant, x, y, xq, g):
     _, slopes_vjp = jax.vjp(functools.partial(adapter.slopes, x.astype(y.dtype)), y_wide)
     (through_slopes,) = slopes_vjp(d_bar.astype(y.dtype))
     return y_bar + through_slopes
+
+
+def hermite_form_moved(adapter: Interpolant1D, slopes, x, y, xq, dx):
+    """The tangent in the sites of an interpolant that is the cubic Hermite interpolant of
+    ``(x, y)`` with slopes ``slopes(x, y)`` (JAX): Hermite's own rule in ``x``, plus
+    ``Hermite(x, 0, ∂slopes, xq)``, plus where SciPy extrapolates periodically
+    (``extrapolate`` None with ``bc_type`` "periodic") the queries' move into the period.
+    Explicit rather than a ``jax.jvp`` of the Hermite call, so that its bridged calls take
+    ``(x, y)`` as primals alone and it transposes in ``y``."""
+    hermite = Hermite(
+        nu=adapter.nu, extrapolate=adapter.extrapolates(), on_failure=adapter.on_failure
+    )
+    y = jnp.asarray(y)
+    x, dx = jnp.broadcast_arrays(jnp.asarray(x, y.dtype), jnp.asarray(dx, y.dtype))
+    d, dd = jax.jvp(lambda x: slopes(x, y), (x,), (dx,))
+    moved_queries = None
+    if getattr(adapter, "bc_type", None) == "periodic" and adapter.extrapolate is None:
+        xq, dxq = jax.jvp(lambda x: periodic_queries(x, xq), (x,), (dx,))
+        moved_queries = hermite.derivative()(x, y, d, xq) * dxq
+    terms = [hermite.moved(x, (y, d), xq, dx), hermite(x, jnp.zeros_like(y), dd, xq)]
+    terms.append(moved_queries)
+    return total(terms)

@@ -4,8 +4,9 @@ own, whose rules are the evaluation again, and the base of the splines that use 
 An evaluation ``out = A(x, xq) y`` (``A`` the interpolant's ``nu``-th derivative at ``xq``
 applied to unit data) has the pullback ``ȳ = Aᵀ g`` and ``xq̄ = g · A'(x, xq) y`` with ``A'``
 the next derivative. ``Transposed`` computes ``Aᵀ g`` on the host; its own tangent in ``g``
-is itself, in ``xq`` the transposed next derivative, and its pullback is the evaluation: a
-closed family, so derivatives of every order work in ``y`` and ``xq``, mixed ones too.
+is itself, in ``xq`` the transposed next derivative, in ``x`` the transpose of the
+evaluation's tangent in ``x`` (``_sites``), and its pullback is the evaluation: a closed
+family, so derivatives of every order work in ``x``, ``y`` and ``xq``, mixed ones too.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import scipy.interpolate
 import scipy.sparse
@@ -22,6 +24,7 @@ import jaxbridge as jb
 
 from .._rules import total
 from ._one_d import Interpolant1D, checked_data, inside
+from ._sites import site_cotangent, transposed_site_tangent
 
 _CHUNK = 4096  # query points per block when the transpose evaluates unit data
 
@@ -29,7 +32,8 @@ _CHUNK = 4096  # query points per block when the transpose evaluates unit data
 class Transposed(jb.Adapter):
     """``ȳ = Aᵀ g``: the transpose of ``of``'s evaluation in its data, for the cotangent
     ``g`` of its result at the queries ``xq``. ``of`` is the evaluation (an adapter called as
-    ``of(x, *data, xq)``, linear in its data, with a host method ``transpose``)."""
+    ``of(x, *data, xq)``, linear in its data, with a host method ``transpose`` and its
+    tangent in ``x``, ``moved``)."""
 
     of: Any
 
@@ -55,17 +59,35 @@ class Transposed(jb.Adapter):
 
     def pushforward(self, res, tangents):
         x, g, xq = res[:3]
-        _, dg, dxq = tangents
+        dx, dg, dxq = tangents
+        moved = None
+        if dx is not None:
+            moved = transposed_site_tangent(self.of, x, g, xq, dx, self.outputs())
+            moved = tuple(map(self.shared, moved))
         terms = [
+            moved,
             None if dg is None else self(x, dg, xq),
             None if dxq is None else type(self)(self.of.derivative())(x, g * dxq, xq),
         ]
-        return total(_as_tuples(terms, self.outputs()))
+        present = [t if isinstance(t, tuple) else (t,) for t in terms if t is not None]
+        if not present:
+            return None
+        summed = tuple(total(parts) for parts in zip(*present))  # output by output
+        return summed[0] if self.outputs() == 1 else summed
+
+    def shared(self, c: jax.Array) -> jax.Array:
+        """``c``, with a periodic spline's two ends sharing their sum equally (its data
+        has ``y[0] = y[-1]``, as ``transpose_by_columns`` gives)."""
+        if not getattr(self.of, "periodic", lambda: False)():
+            return c
+        end = (c[..., :1] + c[..., -1:]) / 2
+        return jnp.concatenate([end, c[..., 1:-1], end], axis=-1)
 
     def pullback(self, res, cts):
         x, g, xq = res[:3]
         cts = tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
-        return None, self.of(x, *cts, xq), g * self.of.derivative()(x, *cts, xq)
+        x_bar = site_cotangent(self.of, x, tuple(map(self.shared, cts)), xq, g)
+        return x_bar, self.of(x, *cts, xq), g * self.of.derivative()(x, *cts, xq)
 
 
 class TransposedPair(Transposed):
@@ -77,27 +99,31 @@ class TransposedPair(Transposed):
         return 2
 
 
-def _as_tuples(terms, outputs):
-    if outputs == 1:
-        return terms
-    return [None if t is None else tuple(t) for t in terms]
-
-
 class LinearSpline(Interpolant1D):
     """A 1-D interpolant linear in ``y`` (``InterpSpline``, ``CubicSpline``): the tangent in
     ``y`` is the interpolant of the tangent, the cotangent ``Transposed``; ``linear_in`` lets
-    ``jax.linear_transpose`` work in ``y``."""
+    ``jax.linear_transpose`` work in ``y``. In ``x``, the subclass's ``moved``."""
 
     linear_in = ("y",)
 
     def pushforward(self, res, tangents):
         x, y, xq = res[:3]
-        _, dy, dxq = tangents
-        return total([None if dy is None else self(x, dy, xq), self.query_tangent(x, y, xq, dxq)])
+        dx, dy, dxq = tangents
+        return total(
+            [
+                None if dx is None else self.moved(x, (y,), xq, dx),
+                None if dy is None else self(x, dy, xq),
+                self.query_tangent(x, y, xq, dxq),
+            ]
+        )
 
     def pullback(self, res, g):
         x, y, xq = res[:3]
-        return None, Transposed(self)(x, g, xq), self.query_cotangent(x, y, xq, g)
+        return (
+            site_cotangent(self, x, (y,), xq, g),
+            Transposed(self)(x, g, xq),
+            self.query_cotangent(x, y, xq, g),
+        )
 
     def periodic(self) -> bool:
         return getattr(self, "bc_type", None) == "periodic"

@@ -16,8 +16,9 @@ from .._failure import InterpolationFailure, OnFailure, nan_results
 from ..special._fixed import held_fixed
 
 NO_SITE_DERIVATIVE = (
-    "moving a site changes the interpolant's pieces (and for a spline its knots), and "
-    "jaxbridge does not yet differentiate the construction in the sites"
+    "a spline of degree {k} is not a cubic Hermite or linear piece on each interval between "
+    "sites (its knots lie between the sites, or skip some, or it is piecewise constant), and "
+    "jaxbridge differentiates the construction in the sites for degrees 1 and 3 alone"
 )
 
 
@@ -54,7 +55,8 @@ class Interpolant1D(jb.Adapter):
     how SciPy builds it (``interpolant``) and how few points it needs (``least_points``).
 
     The derivative in ``xq`` is the same interpolant with ``nu + 1``, a bridged call with
-    rules of its own, so every order works in both modes. The derivative in ``x`` is a
+    rules of its own, so every order works in both modes. The derivative in ``x`` is the
+    subclass's ``moved`` (see ``_sites``), or, where ``site_refusal`` gives a reason, a
     ``TypeError`` naming the adapter and ``x``.
     """
 
@@ -77,8 +79,19 @@ class Interpolant1D(jb.Adapter):
             )
 
     def __call__(self, x: Any, y: Any, xq: Any) -> Any:
-        x = held_fixed(type(self).__name__, "x", NO_SITE_DERIVATIVE, x)
+        why = self.site_refusal()
+        if why is not None:
+            x = held_fixed(type(self).__name__, "x", why, x)
         return super().__call__(x, y, xq)
+
+    def site_refusal(self) -> str | None:
+        """Why this interpolant has no derivative in the sites ``x``, or None."""
+        return None
+
+    def moved(self, x: Any, data: tuple, xq: Any, dx: Any) -> Any:
+        """The tangent of the result when the sites move by ``dx`` (``data`` = ``(y,)``
+        held): JAX code of bridged calls, linear in ``dx`` and ``y`` (see ``_sites``)."""
+        raise NotImplementedError
 
     def least_points(self) -> int:
         """The fewest points SciPy builds this interpolant from."""

@@ -24,7 +24,9 @@ class Akima1DInterpolator(HermiteInterpolant):
     (weighted by the secant slopes' differences) differentiated in JAX: every order, except
     at its branch points (two equal neighbouring secant slopes, where the weights' absolute
     values have a kink, or SciPy's fallback for vanishing weights), where the derivative is
-    the branch's own; in ``x``, a ``TypeError``. Parameters ``nu``, ``extrapolate`` and
+    the branch's own; in ``x``, exactly, as for ``PchipInterpolator`` (every order, both
+    modes, the same branch points; outside ``[x[0], x[-1]]`` without extrapolation the value
+    is NaN and its tangent in ``x`` 0). Parameters ``nu``, ``extrapolate`` and
     ``on_failure`` as for ``InterpSpline``.
     """
 

@@ -1,11 +1,13 @@
 """``CubicSpline``: SciPy's C² cubic spline, linear in the data; its cotangent is that of the
-same cubic B-spline."""
+same cubic B-spline; its tangent in the sites that of its Hermite form."""
 
 from __future__ import annotations
 
 import scipy.interpolate
 
+from ._hermite import hermite_form_moved
 from ._linear import LinearSpline, bspline_transpose
+from ._spline_slopes import spline_slopes
 
 BC_TYPES = ("not-a-knot", "natural", "clamped", "periodic")
 
@@ -24,7 +26,9 @@ class CubicSpline(LinearSpline):
     system of the same spline as a cubic B-spline (``make_interp_spline(x, y, 3, bc_type)``,
     the same function: O(n + m)); with fewer than 4 points or "periodic", from the splines of
     the unit vectors (O(n m)). Every order in ``y``, ``jax.linear_transpose`` too; in ``x``,
-    a ``TypeError``. Parameters ``nu``, ``extrapolate`` (None: SciPy's default, periodic for
+    exactly, as ``InterpSpline``'s cubic (its Hermite form with SciPy's slope system solved
+    again in JAX; periodic extrapolation moves the queries' period too): every order, both
+    modes, mixed too. Parameters ``nu``, ``extrapolate`` (None: SciPy's default, periodic for
     "periodic") and ``on_failure`` as for ``InterpSpline``.
     """
 
@@ -41,6 +45,13 @@ class CubicSpline(LinearSpline):
 
     def interpolant(self, x, y):
         return scipy.interpolate.CubicSpline(x, y, bc_type=self.bc_type)
+
+    def slopes(self, x, y):
+        """The spline's slopes at the sites, in JAX."""
+        return spline_slopes(x, y, self.bc_type)
+
+    def moved(self, x, data, xq, dx):
+        return hermite_form_moved(self, self.slopes, x, data[0], xq, dx)
 
     def transpose(self, x, g, xq):
         if x.shape[-1] >= 4 and not self.periodic():

@@ -21,7 +21,9 @@ class PchipInterpolator(HermiteInterpolant):
     (linear) rules and SciPy's slope formula (weighted harmonic means of the secant slopes,
     0 where they change sign, the one-sided three-point ends) differentiated in JAX: every
     order, except where the formula switches branch (a secant slope of 0 or a sign change),
-    where the derivative is the branch's own; in ``x``, a ``TypeError``. Parameters ``nu``,
+    where the derivative is the branch's own; in ``x``, exactly: the Hermite evaluation's
+    rule in the sites (its pieces stretched and shifted) and the slope formula differentiated
+    in ``x`` (every order, both modes, the same branch points). Parameters ``nu``,
     ``extrapolate`` (default True) and ``on_failure`` as for ``InterpSpline``.
     """
 

@@ -1,12 +1,17 @@
 """``InterpSpline`` (``make_interp_spline``): the interpolating B-spline of degree ``k``,
-linear in the data; its cotangent is the transposed B-spline basis and interpolation system."""
+linear in the data; its cotangent is the transposed B-spline basis and interpolation system,
+its tangent in the sites (degrees 1 and 3) the moved pieces of ``_sites``."""
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import scipy.interpolate
 
+from ._hermite import hermite_form_moved
 from ._linear import LinearSpline, bspline_transpose
-from ._one_d import check_whole
+from ._one_d import NO_SITE_DERIVATIVE, check_whole
+from ._sites import interval_terms, within
+from ._spline_slopes import spline_slopes
 
 BC_TYPES = (None, "not-a-knot", "natural", "clamped", "periodic")
 
@@ -26,7 +31,14 @@ class InterpSpline(LinearSpline):
     tangent, and for the cotangent the transposed B-spline design matrix at ``xq`` and the
     transposed interpolation system solved by sparse LU (O(n + m); periodic splines use the
     interpolants of the unit vectors, O(n m)): every order, ``jax.linear_transpose`` too; in
-    ``x``, a ``TypeError``.
+    ``x``, for degrees 3 and 1, the construction differentiated exactly (no finite
+    difference): the cubic spline is the cubic Hermite interpolant with its own slopes at the
+    sites, so moving the sites stretches and shifts its pieces (Hermite's rule in ``x``) and
+    moves the slopes (SciPy's slope system solved again in JAX, differentiated); the broken
+    line only stretches and shifts. Every order in both modes, mixed with ``y`` and ``xq``
+    too; against central differences of SciPy it agrees to 1e-7 relative (the differences'
+    own error). Other degrees, not cubic or linear between the sites: a ``TypeError`` naming
+    ``x``.
 
     Parameters:
         k: the degree (SciPy's default 3).
@@ -55,6 +67,24 @@ class InterpSpline(LinearSpline):
 
     def least_points(self) -> int:
         return self.k + 1
+
+    def site_refusal(self) -> str | None:
+        return None if self.k in (1, 3) else NO_SITE_DERIVATIVE.format(k=self.k)
+
+    def slopes(self, x, y):
+        """The cubic spline's slopes at the sites, in JAX."""
+        return spline_slopes(x, y, self.bc_type or "not-a-knot")
+
+    def moved(self, x, data, xq, dx):
+        if self.k == 3:
+            return hermite_form_moved(self, self.slopes, x, data[0], xq, dx)
+        # k = 1, the broken line: its pieces have no part that scales with h (P₀ = 0)
+        (y,) = data
+        shift, stretch = interval_terms(x, dx, xq)  # l and l'
+        keep = within(x, xq, self.extrapolates())
+        following = jnp.where(keep, self.derivative()(x, y, xq), 0)
+        here = jnp.where(keep, self(x, y, xq), 0) if self.nu else 0
+        return -(following * shift + self.nu * here * stretch)
 
     def interpolant(self, x, y):
         return scipy.interpolate.make_interp_spline(x, y, self.k, bc_type=self.bc_type)
