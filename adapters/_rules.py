@@ -16,6 +16,12 @@ def total(terms: Iterable[Any]) -> Any:
     return sum(present[1:], present[0]) if present else None
 
 
+def asked(wanted: frozenset[str] | None, name: str) -> bool:
+    """Whether a pullback told ``wanted`` (the names of the inputs whose cotangents will be
+    used; None: not told) must compute ``name``'s cotangent."""
+    return wanted is None or name in wanted
+
+
 def compiled(rule: Callable[..., Any]) -> Callable[..., Any]:
     """A rule written in JAX (``pushforward``, ``pullback``) as one compiled program, the
     adapter static: called eagerly, its operations would each compile on their own."""

@@ -203,6 +203,11 @@ class Adapter:
         passes of their own: then the backward is itself differentiable and second
         derivatives work. Same contract as ``backward``, with JAX arrays; ``res`` and ``g``
         carry the call's batch axes in front.
+
+        An override may take a keyword argument ``wanted``: the bridge then passes the names
+        of the inputs whose cotangents will be used, and the others may be ``None``. Under
+        ``jit`` unused work is removed anyway; outside it (eager ``jax.grad``), skipping an
+        expensive cotangent nobody asked for saves its whole cost.
         """
         return host_pullback(self, res, g)
 

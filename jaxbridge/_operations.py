@@ -14,6 +14,7 @@ where an argument is broadcast: the host sees them as gufunc batch axes. ``res``
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -128,7 +129,7 @@ class Forward:
             jnp.zeros(out.shape, out.dtype) if ct is None else ct
             for ct, out in zip(cts, results[: len(plan.outputs)])
         ]
-        got = pullback(adapter, plan, res, g)
+        got = pullback(adapter, plan, res, g, [isinstance(a, Linear) for a in args])
         return [
             shaped(plan, name, ct, arg) if isinstance(arg, Linear) else None
             for name, ct, arg in zip(plan.names, got, args)
@@ -241,7 +242,7 @@ class TangentMap:
                 else r
                 for i, (r, c) in enumerate(zip(res, (*plan.args, *plan.outputs)))
             ]
-        got = pullback(self.adapter, plan, res, g)
+        got = pullback(self.adapter, plan, res, g, [t is not None for t in tangents])
         cotangents = [
             shaped(plan, name, ct, t) if t is not None else None
             for name, ct, t in zip(plan.names, got, tangents)
@@ -392,16 +393,32 @@ def loop_of(args: Sequence[Any], core_ranks: Sequence[int]) -> tuple[int, ...]:
     )
 
 
-def pullback(adapter: Adapter, plan: Plan, res: Sequence[Any], g: Sequence[jax.Array]) -> list:
-    """``adapter.pullback(res, g)``, checked: one cotangent (or ``None``) per input."""
+def pullback(
+    adapter: Adapter,
+    plan: Plan,
+    res: Sequence[Any],
+    g: Sequence[jax.Array],
+    wanted: Sequence[bool],
+) -> list:
+    """``adapter.pullback(res, g)``, checked: one cotangent (or ``None``) per input. A
+    pullback with a keyword ``wanted`` is told which inputs' cotangents will be used (by
+    name): outside ``jit`` nothing removes the work of the others."""
     n_out = len(plan.outputs)
-    got = adapter.pullback(tuple(res), tuple(g) if n_out > 1 else g[0])
+    told = {}
+    if _takes_wanted(type(adapter)):
+        told["wanted"] = frozenset(name for name, w in zip(plan.names, wanted) if w)
+    got = adapter.pullback(tuple(res), tuple(g) if n_out > 1 else g[0], **told)
     if not isinstance(got, (tuple, list)) or len(got) != len(plan.args):
         raise TypeError(
             f"{plan.owner}.pullback must return a tuple of {len(plan.args)} cotangents (one "
             f"per input, None for zero), got {describe(got)}."
         )
     return list(got)
+
+
+@functools.cache
+def _takes_wanted(cls: type) -> bool:
+    return "wanted" in inspect.signature(cls.pullback).parameters
 
 
 def output_tangents(owner: str, method: str, got: Any, n_out: int) -> list[Any]:

@@ -27,7 +27,7 @@ import scipy.interpolate
 import jaxbridge as jb
 
 from .._failure import OnFailure
-from .._rules import total
+from .._rules import asked, total
 from ._linear import TransposedPair
 from ._one_d import Interpolant1D, checked_data, in_order, inside
 from ._sites import interval_terms, periodic_queries, site_cotangent, within
@@ -88,11 +88,17 @@ class Hermite(jb.Adapter):
         query = None if dxq is None else self.derivative()(x, y, d, xq) * dxq
         return total([moved, data, query])
 
-    def pullback(self, res, g):
+    def pullback(self, res, g, *, wanted=None):
         x, y, d, xq = res[:4]
-        y_bar, d_bar = TransposedPair(self)(x, g, xq)
-        x_bar = site_cotangent(self, x, (y, d), xq, g)
-        return x_bar, y_bar, d_bar, g * self.derivative()(x, y, d, xq)
+        y_bar = d_bar = None
+        if asked(wanted, "y") or asked(wanted, "d"):
+            y_bar, d_bar = TransposedPair(self)(x, g, xq)
+        return (
+            site_cotangent(self, x, (y, d), xq, g) if asked(wanted, "x") else None,
+            y_bar,
+            d_bar,
+            g * self.derivative()(x, y, d, xq) if asked(wanted, "xq") else None,
+        )
 
     def transpose(self, x, g, xq):
         """``(ȳ, d̄)``: each query's cotangent times the ``nu``-th derivatives of the four
@@ -149,12 +155,12 @@ class HermiteInterpolant(Interpolant1D):
         data = None if dy is None else _data_tangent(self, x, y, xq, dy)
         return total([moved, data, self.query_tangent(x, y, xq, dxq)])
 
-    def pullback(self, res, g):
+    def pullback(self, res, g, *, wanted=None):
         x, y, xq = res[:3]
         return (
-            site_cotangent(self, x, (y,), xq, g),
-            _data_cotangent(self, x, y, xq, g),
-            self.query_cotangent(x, y, xq, g),
+            site_cotangent(self, x, (y,), xq, g) if asked(wanted, "x") else None,
+            _data_cotangent(self, x, y, xq, g) if asked(wanted, "y") else None,
+            self.query_cotangent(x, y, xq, g) if asked(wanted, "xq") else None,
         )
 
 

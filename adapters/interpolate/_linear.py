@@ -22,7 +22,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._rules import total
+from .._rules import asked, total
 from ._one_d import Interpolant1D, checked_data, inside
 from ._sites import site_cotangent, transposed_site_tangent
 
@@ -83,11 +83,16 @@ class Transposed(jb.Adapter):
         end = (c[..., :1] + c[..., -1:]) / 2
         return jnp.concatenate([end, c[..., 1:-1], end], axis=-1)
 
-    def pullback(self, res, cts):
+    def pullback(self, res, cts, *, wanted=None):
         x, g, xq = res[:3]
         cts = tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
-        x_bar = site_cotangent(self.of, x, tuple(map(self.shared, cts)), xq, g)
-        return x_bar, self.of(x, *cts, xq), g * self.of.derivative()(x, *cts, xq)
+        return (
+            site_cotangent(self.of, x, tuple(map(self.shared, cts)), xq, g)
+            if asked(wanted, "x")
+            else None,
+            self.of(x, *cts, xq) if asked(wanted, "g") else None,
+            g * self.of.derivative()(x, *cts, xq) if asked(wanted, "xq") else None,
+        )
 
 
 class TransposedPair(Transposed):
@@ -117,12 +122,12 @@ class LinearSpline(Interpolant1D):
             ]
         )
 
-    def pullback(self, res, g):
+    def pullback(self, res, g, *, wanted=None):
         x, y, xq = res[:3]
         return (
-            site_cotangent(self, x, (y,), xq, g),
-            Transposed(self)(x, g, xq),
-            self.query_cotangent(x, y, xq, g),
+            site_cotangent(self, x, (y,), xq, g) if asked(wanted, "x") else None,
+            Transposed(self)(x, g, xq) if asked(wanted, "y") else None,
+            self.query_cotangent(x, y, xq, g) if asked(wanted, "xq") else None,
         )
 
     def periodic(self) -> bool:
