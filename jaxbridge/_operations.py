@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._caches import per_object
 from ._host import (
     Compute,
     HostFunction,
@@ -416,7 +417,7 @@ def pullback(
     return list(got)
 
 
-@functools.cache
+@per_object  # (weakly: adapter classes made at run time must be freed)
 def _takes_wanted(cls: type) -> bool:
     return "wanted" in inspect.signature(cls.pullback).parameters
 
