@@ -96,6 +96,7 @@ EXAMPLES = {
 # Over ~10 s of CPU in fast mode (measured on a 2-core machine; see docs/examples/index.md): left
 # out of `pytest -m "not slow"`. The quick subset still runs one example end to end.
 SLOW = {
+    "fit_student_t.py",
     "custom_adapter.py",
     "kernel_ridge.py",
     "lqr_control.py",

@@ -184,6 +184,7 @@ def test_linear_transpose_in_x_is_the_filter_backwards():
     np.testing.assert_allclose(transposed, sosfilt(SOS, G[::-1])[::-1], rtol=1e-13)
 
 
+@pytest.mark.slow  # (the quick subset checks SosFilter in tests/test_properties_signal.py)
 def test_check_adapter_on_filters():
     check_adapter(lfilter, B, A, X[:5])
     check_adapter(sosfilt, SOS, X[:4])
