@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.interpolate as si
+from _interpolate_cases import quick_and_slow, scipy_object
 
 from jaxbridge.adapters.interpolate import (
     Akima1DInterpolator,
@@ -32,18 +33,6 @@ W = RNG.normal(size=M)
 def _precision():
     with jax.enable_x64(True):
         yield
-
-
-def _scipy(adapter, x, y):
-    """SciPy's own object for ``adapter``'s construction."""
-    name = type(adapter).__name__
-    if name == "InterpSpline":
-        return si.make_interp_spline(x, y, adapter.k, bc_type=adapter.bc_type)
-    if name == "CubicSpline":
-        return si.CubicSpline(x, y, bc_type=adapter.bc_type)
-    if name == "PchipInterpolator":
-        return si.PchipInterpolator(x, y)
-    return si.Akima1DInterpolator(x, y, method=adapter.method, extrapolate=adapter.extrapolate)
 
 
 LINEAR = [
@@ -69,28 +58,19 @@ def _id(adapter):
     return repr(adapter).replace(" ", "")
 
 
-def _quick(adapters, quick):
-    """``adapters`` as parameters, those not in ``quick`` (by position) marked slow: each
-    compiles its own third-order or second-order programs for seconds."""
-    return [
-        pytest.param(a, id=_id(a), marks=() if i in quick else pytest.mark.slow)
-        for i, a in enumerate(adapters)
-    ]
-
-
 @pytest.mark.parametrize("adapter", ALL, ids=_id)
 def test_values_are_scipys(adapter):
-    reference = _scipy(adapter, X, Y)
+    reference = scipy_object(adapter, X, Y)
     for nu in range(4):
         spline = type(adapter)(**{**adapter.__dict__, "nu": nu})
         np.testing.assert_array_equal(jax.jit(spline)(X, Y, XQ), reference(XQ, nu))
 
 
-@pytest.mark.parametrize("adapter", _quick(ALL, {0, 6}))
+@pytest.mark.parametrize("adapter", quick_and_slow(ALL, {0, 6}, _id))
 def test_query_derivatives_to_third_order_are_scipys(adapter):
     """grad, jacfwd and their nestings in xq equal SciPy's derivative splines, also at the
     knots (the one-sided derivative SciPy gives there)."""
-    reference = _scipy(adapter, X, Y)
+    reference = scipy_object(adapter, X, Y)
 
     def f(q):
         return adapter(X, Y, q)
@@ -110,7 +90,7 @@ def test_query_derivatives_to_third_order_are_scipys(adapter):
 def _unit_jacobian(adapter, nu=0):
     """d out / d y from SciPy: the interpolants of the unit vectors, exact for a linear
     interpolant."""
-    return np.stack([_scipy(adapter, X, e)(XQ, nu) for e in np.eye(N)], axis=1)
+    return np.stack([scipy_object(adapter, X, e)(XQ, nu) for e in np.eye(N)], axis=1)
 
 
 @pytest.mark.parametrize("adapter", LINEAR, ids=_id)
@@ -124,7 +104,7 @@ def test_data_derivatives_of_linear_ones_equal_the_unit_interpolants(adapter):
     np.testing.assert_allclose(transpose(W)[0], expected.T @ W, rtol=0, atol=1e-12 * scale)
 
 
-@pytest.mark.parametrize("adapter", _quick(LINEAR, {0, 6}))
+@pytest.mark.parametrize("adapter", quick_and_slow(LINEAR, {0, 6}, _id))
 def test_second_order_in_data_and_queries(adapter):
     """∂²out/∂y∂xq is the derivative spline's map from the data, both ways round; ∂²/∂y² is 0."""
     expected = _unit_jacobian(adapter, nu=1)
@@ -144,12 +124,12 @@ def _central(f, y, direction, h=1e-5):
     return (f(y + h * direction) - f(y - h * direction)) / (2 * h)
 
 
-@pytest.mark.parametrize("adapter", _quick(HERMITE, {0}))
+@pytest.mark.parametrize("adapter", quick_and_slow(HERMITE, {0}, _id))
 def test_data_derivatives_of_hermite_ones_against_scipy_differences(adapter):
     """Jacobians in y (both modes) against central differences of SciPy in float64."""
 
     def scipy_values(y):
-        return _scipy(adapter, X, y)(XQ)
+        return scipy_object(adapter, X, y)(XQ)
 
     expected = np.stack([_central(scipy_values, Y, e) for e in np.eye(N)], axis=1)
     scale = np.abs(expected).max()
@@ -158,7 +138,7 @@ def test_data_derivatives_of_hermite_ones_against_scipy_differences(adapter):
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-7 * scale)
 
 
-@pytest.mark.parametrize("adapter", _quick(HERMITE, ()))
+@pytest.mark.parametrize("adapter", quick_and_slow(HERMITE, (), _id))
 def test_second_data_derivatives_of_hermite_ones(adapter):
     """The Hessian in y (forward over reverse) against central differences of the exact
     gradient, and the mixed y–xq derivative against differences of SciPy's derivative."""
@@ -174,7 +154,7 @@ def test_second_data_derivatives_of_hermite_ones(adapter):
     mixed = jax.jacfwd(jax.grad(lambda y, q: adapter(X, y, q) @ W, argnums=1))(Y, XQ)
 
     def slopes(y):
-        return _scipy(adapter, X, y)(XQ, 1) * W
+        return scipy_object(adapter, X, y)(XQ, 1) * W
 
     expected = np.stack([_central(slopes, Y, e) for e in np.eye(N)], axis=1)
     np.testing.assert_allclose(mixed, expected, rtol=0, atol=1e-7 * np.abs(expected).max())
@@ -201,12 +181,12 @@ def test_periodic_splines(adapter):
     direction, and the transpose, against SciPy's periodic splines of the unit vectors."""
     y = Y.copy()
     y[-1] = y[0]
-    reference = _scipy(adapter, X, y)
+    reference = scipy_object(adapter, X, y)
     np.testing.assert_array_equal(adapter(X, y, XQ), reference(XQ))
     direction = RNG.normal(size=N)
     direction[-1] = direction[0]
     tangent = jax.jvp(lambda v: adapter(X, v, XQ), (y,), (direction,))[1]
-    expected = _scipy(adapter, X, direction)(XQ)
+    expected = scipy_object(adapter, X, direction)(XQ)
     np.testing.assert_allclose(tangent, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
     cotangent = jax.grad(lambda v: adapter(X, v, XQ) @ W)(y)
     assert cotangent[0] == cotangent[-1]
@@ -238,8 +218,8 @@ def test_batches_of_data_share_or_own_their_sites():
         shared = jax.jit(jax.vmap(adapter, (None, 0, None)))(X, ys, XQ)
         owned = adapter(xs, ys, XQ)
         for i in range(3):
-            np.testing.assert_array_equal(shared[i], _scipy(adapter, X, ys[i])(XQ))
-            np.testing.assert_array_equal(owned[i], _scipy(adapter, xs[i], ys[i])(XQ))
+            np.testing.assert_array_equal(shared[i], scipy_object(adapter, X, ys[i])(XQ))
+            np.testing.assert_array_equal(owned[i], scipy_object(adapter, xs[i], ys[i])(XQ))
         grads = jax.vmap(jax.grad(lambda y: adapter(X, y, XQ) @ W))(ys)
         single = jax.grad(lambda y: adapter(X, y, XQ) @ W)
         for i in range(3):
@@ -254,7 +234,7 @@ def test_float32():
                 lambda y: adapter(X.astype(np.float32), y, XQ.astype(np.float32)).sum()
             )(Y.astype(np.float32))
         assert out.dtype == np.float32 and grad.dtype == np.float32
-        np.testing.assert_allclose(out, _scipy(adapter, X, Y)(XQ), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(out, scipy_object(adapter, X, Y)(XQ), rtol=1e-4, atol=1e-4)
 
 
 def test_akima_does_not_extrapolate_by_default():
@@ -301,8 +281,8 @@ def test_on_failure_nan_is_per_batch_element():
     for adapter in (InterpSpline(on_failure="nan"), PchipInterpolator(on_failure="nan")):
         out = jax.jit(adapter)(xs, np.stack([Y, Y, 2 * Y]), XQ)
         assert np.isnan(out[1]).all()
-        np.testing.assert_array_equal(out[0], _scipy(adapter, X, Y)(XQ))
-        np.testing.assert_array_equal(out[2], _scipy(adapter, X, 2 * Y)(XQ))
+        np.testing.assert_array_equal(out[0], scipy_object(adapter, X, Y)(XQ))
+        np.testing.assert_array_equal(out[2], scipy_object(adapter, X, 2 * Y)(XQ))
         grads = jax.grad(lambda y: jnp.nansum(adapter(xs, y, XQ) * W))(np.stack([Y, Y, Y]))
         grads = np.asarray(grads)
         assert np.isnan(grads[1]).all() and np.isfinite(grads[[0, 2]]).all()
@@ -337,7 +317,7 @@ def test_many_queries_are_evaluated_in_order(adapter):
     puts the results back: values still SciPy's exactly, the cotangent the same sum."""
     xq = RNG.uniform(-1.0, 11.0, 3000)
     w = RNG.normal(size=3000)
-    np.testing.assert_array_equal(jax.jit(adapter)(X, Y, xq), _scipy(adapter, X, Y)(xq))
+    np.testing.assert_array_equal(jax.jit(adapter)(X, Y, xq), scipy_object(adapter, X, Y)(xq))
     got = jax.grad(lambda y: adapter(X, y, xq) @ w)(Y)
     expected = np.concatenate(
         [

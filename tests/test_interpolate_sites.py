@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.interpolate as si
+from _interpolate_cases import quick_and_slow, scipy_object
 
 from jaxbridge.adapters.interpolate import (
     Akima1DInterpolator,
@@ -57,15 +58,6 @@ def _id(adapter):
     return f"{type(adapter).__name__}{fields}".replace(" ", "")
 
 
-def _quick(adapters, quick):
-    """``adapters`` as parameters, those not in ``quick`` (by position) marked slow: each
-    compiles its own first- or second-order programs for seconds."""
-    return [
-        pytest.param(a, id=_id(a), marks=() if i in quick else pytest.mark.slow)
-        for i, a in enumerate(adapters)
-    ]
-
-
 def _with(adapter, **changes):
     return type(adapter)(**{**adapter.__dict__, **changes})
 
@@ -77,24 +69,12 @@ def _data(adapter, y=Y):
     return y
 
 
-def _scipy(adapter, x, y):
-    """SciPy's own object for ``adapter``'s construction."""
-    name = type(adapter).__name__
-    if name == "InterpSpline":
-        return si.make_interp_spline(x, y, adapter.k, bc_type=adapter.bc_type)
-    if name == "CubicSpline":
-        return si.CubicSpline(x, y, bc_type=adapter.bc_type)
-    if name == "PchipInterpolator":
-        return si.PchipInterpolator(x, y)
-    return si.Akima1DInterpolator(x, y, method=adapter.method, extrapolate=adapter.extrapolate)
-
-
 def _central(f, at, direction, step):
     return (f(at + step * direction) - f(at - step * direction)) / (2 * step)
 
 
 @pytest.mark.parametrize("nu", [0, 1, 2])
-@pytest.mark.parametrize("adapter", _quick(ADAPTERS, {5, 10}))
+@pytest.mark.parametrize("adapter", quick_and_slow(ADAPTERS, {5, 10}, _id))
 def test_first_derivatives_in_sites_are_scipys_differences(adapter, nu):
     """jvp and grad in x against central differences of SciPy's interpolant (step 1e-6,
     the sites ~1 apart: truncation ~1e-12, rounding ~1e-10 relative to the derivative), to
@@ -103,7 +83,7 @@ def test_first_derivatives_in_sites_are_scipys_differences(adapter, nu):
     y = _data(adapter)
 
     def scipy_values(x):
-        return _scipy(adapter, x, y)(XQ, nu, adapter.extrapolate)
+        return scipy_object(adapter, x, y)(XQ, nu, adapter.extrapolate)
 
     tangent = jax.jit(lambda x, dx: jax.jvp(lambda x: adapter(x, y, XQ), (x,), (dx,))[1])
     got = np.asarray(tangent(X, DX))
@@ -127,7 +107,7 @@ def test_first_derivatives_in_sites_are_scipys_differences(adapter, nu):
     )
 
 
-@pytest.mark.parametrize("adapter", _quick(ADAPTERS, {0}))
+@pytest.mark.parametrize("adapter", quick_and_slow(ADAPTERS, {0}, _id))
 def test_jacobians_in_sites_agree_both_ways_and_under_vmap(adapter):
     """The full Jacobian in x, reverse and forward mode, agree to rounding, and a batch of
     site vectors (vmap of grad) gives each element's own gradient."""
@@ -157,7 +137,7 @@ SECOND = [
 ]
 
 
-@pytest.mark.parametrize("adapter", _quick(SECOND, {0}))
+@pytest.mark.parametrize("adapter", quick_and_slow(SECOND, {0}, _id))
 def test_second_derivatives_in_sites(adapter):
     """The Hessian in x (forward over reverse), the mixed x–y and x–xq derivatives (both
     nestings) against central differences of the exact gradients (step 1e-5: truncation
