@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 import string
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import jax
 import jax.numpy as jnp
@@ -14,6 +14,7 @@ import numpy as np
 import scipy.linalg
 
 import jaxbridge as jb
+from jaxbridge._host import share
 
 from .._failure import OnFailure, SolveFailure, nan_results
 
@@ -192,12 +193,21 @@ def _solve_per_matrix(
         for factor, value in zip(factors, solve_one(index), strict=True):
             factor[index] = value
 
-    count = math.prod(own)
-    if threads > 1 and count > 1:  # LAPACK releases the GIL; each matrix writes its own slices
-        with ThreadPoolExecutor(min(threads, count)) as pool:
-            list(pool.map(solve_and_store, np.ndindex(*own)))
+    indices = list(np.ndindex(*own))
+    if threads > 1 and len(indices) > 1:  # LAPACK releases the GIL; each matrix writes its own
+        # slices, possibly of XLA's buffers: the bridge's own sharing stops the others at the
+        # first error and returns only when every thread has stopped writing
+
+        def run(chunk: Sequence[tuple[int, ...]], stop: threading.Event) -> None:
+            for index in chunk:
+                if stop.is_set():
+                    return
+                solve_and_store(index)
+
+        parts = min(threads, len(indices))
+        share(run, [indices[i::parts] for i in range(parts)])
     else:
-        for index in np.ndindex(*own):
+        for index in indices:
             solve_and_store(index)
     return (x, *factors)
 
