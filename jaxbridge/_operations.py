@@ -243,10 +243,13 @@ class TangentMap:
                 else r
                 for i, (r, c) in enumerate(zip(res, (*plan.args, *plan.outputs)))
             ]
-        got = pullback(self.adapter, plan, res, g, [t is not None for t in tangents])
+        # (a tangent given as a known array, e.g. zeros filled in for one without a
+        # derivative, is a constant of the transposed map: it gets no cotangent)
+        moving = [isinstance(t, Linear) for t in tangents]
+        got = pullback(self.adapter, plan, res, g, moving)
         cotangents = [
-            shaped(plan, name, ct, t) if t is not None else None
-            for name, ct, t in zip(plan.names, got, tangents)
+            shaped(plan, name, ct, t) if m else None
+            for name, ct, t, m in zip(plan.names, got, tangents, moving)
         ]
         return [None] * len(res) + [c for c, t in zip(cotangents, tangents) if t is not None]
 

@@ -173,3 +173,38 @@ def test_linear_in_adapter_keeps_its_integer_parameter_in_forward_mode(transform
         run = ROLL_FORWARD_MODE[transform]
         got = run(lambda x: Roll()(x, k), x, t)
         _cases.assert_close(got, run(lambda x: 2 * jnp.roll(x, 1), x, t))
+
+
+class _SquareTimes(jb.Adapter):
+    """``a b²`` with JAX rules."""
+
+    signature = "(),()->()"
+
+    def forward(self, a, b):
+        return a * b * b
+
+    def pushforward(self, res, tangents):
+        a, b = res[:2]
+        da, db = tangents
+        return (0 if da is None else da * b * b) + (0 if db is None else 2 * a * b * db)
+
+    def pullback(self, res, g):
+        a, b = res[:2]
+        return g * b * b, 2 * g * a * b
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, jax.jit], ids=["eager", "jit"])
+def test_reverse_mode_over_a_tangent_map_with_a_constant_tangent(transform):
+    """``t ↦ jvp(f, (x, y), (t, c))``: reverse mode transposes the tangent map in ``t`` alone,
+    ``c`` a constant tangent (once an error: its cotangent was taken too). The derivative is
+    ``∂f/∂a = y²``; in forward mode too."""
+    f = _SquareTimes()
+    x, y, c = 1.5, 2.0, 0.7
+
+    def along(t):
+        return jax.jvp(f, (x, y), (t, c))[1]
+
+    assert transform(jax.grad(along))(0.3) == pytest.approx(y * y, rel=1e-6)
+    assert transform(jax.jacfwd(along))(0.3) == pytest.approx(y * y, rel=1e-6)
+    # and the constant term is there in the value: y² t + 2 x y c
+    assert transform(along)(0.3) == pytest.approx(y * y * 0.3 + 2 * x * y * c, rel=1e-6)
