@@ -1,6 +1,6 @@
 """The property suite (``tests/_properties.py``) over ``jaxbridge.adapters.interpolate``: six
 points on sorted sites (differentiated too), queries away from the knots; a 3 x 2 grid
-(axes held fixed, extrapolating, queries away from grid lines); scattered sites whose corner
+(axes held fixed, extrapolating, queries away from grid lines), and a 4 x 4 one for "pchip"; scattered sites whose corner
 simplex holds the queries; rules of bridged calls, every order."""
 
 from _properties import NOT_LINEAR, Case, property_tests
@@ -15,6 +15,7 @@ from jaxbridge.adapters.interpolate import (
     RegularGridInterpolator,
     make_interp_spline,
 )
+from jaxbridge.adapters.interpolate.regular_grid import PchipGrid
 
 _GRID = {"g": 5, "s": 6, "d": 2}  # axes of 3 and 2 points, concatenated; values flattened
 _SCATTERED = {"p": 5, "n": 2}
@@ -28,6 +29,15 @@ CASES = [
         RegularGridInterpolator(bounds_error=False, fill_value=None, shape=(3, 2)),
         sizes=_GRID,
         held=("points",),
+    ),
+    # "pchip": a fold of 1-D PCHIPs, not linear in the values (float64 alone: 4 minutes in
+    # float32; tests/test_interpolate_grid.py checks its derivatives)
+    Case(
+        PchipGrid(bounds_error=False, fill_value=None, shape=(4, 4)),
+        sizes={"g": 8, "s": 16, "d": 2},
+        held=("points",),
+        skipped=NOT_LINEAR,
+        float32=False,
     ),
     # (float64 alone: minutes each in float32; tests/test_interpolate_scattered.py checks it)
     Case(RBFInterpolator(), sizes=_SCATTERED, float32=False),

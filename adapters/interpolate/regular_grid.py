@@ -1,5 +1,6 @@
 """``RegularGridInterpolator``: interpolation on a rectilinear grid, linear in the values
-(except "pchip"); its cotangent is the tensor product of the 1-D interpolants' transposes."""
+(except "pchip"); its cotangent is the tensor product of the 1-D interpolants' transposes,
+and "pchip"'s rules differentiate SciPy's fold of 1-D PCHIPs, written with bridged ones."""
 
 from __future__ import annotations
 
@@ -19,17 +20,15 @@ from .._failure import InterpolationFailure, OnFailure, nan_results
 from .._parameters import check_choice
 from .._rules import total
 from ..special._fixed import held_fixed
-from ._one_d import check_whole, queries, sites
+from ._one_d import check_whole, data, queries, sites
+from ._scattered import broadcast_batch
+from .pchip import PchipInterpolator
 
 METHODS = ("linear", "nearest", "slinear", "cubic", "quintic", "pchip")
 _DEGREE = {"linear": 1, "nearest": 0, "slinear": 1, "cubic": 3, "quintic": 5, "pchip": 3}
 _BSPLINE = ("slinear", "cubic", "quintic")  # SciPy's tensor-product B-splines (with nu)
 
 NO_GRID_DERIVATIVE = "moving a grid line changes every cell along it; the grid is held fixed"
-NO_PCHIP_DERIVATIVE = (
-    "the grid's PCHIP folds one 1-D PCHIP (not linear in its data) into the next, and SciPy "
-    "computes no derivative of it"
-)
 
 
 class RegularGridInterpolator(jb.Adapter):
@@ -60,9 +59,12 @@ class RegularGridInterpolator(jb.Adapter):
     SciPy's; "nearest" has gradient 0): every order, both modes. In ``values``: the
     interpolant of the tangent, and for the cotangent the tensor product of each axis's
     1-D cardinal functions at ``xi`` contracted with the cotangent; every order,
-    ``jax.linear_transpose`` too. "pchip" is not linear in ``values`` and SciPy gives no
-    derivative of it: differentiating it in ``values`` or ``xi`` is a ``TypeError``, as
-    differentiating any method in ``points`` (the grid is held fixed).
+    ``jax.linear_transpose`` too. "pchip" is SciPy's fold of 1-D PCHIPs (along the last
+    axis at every query, then each axis before it), not linear in ``values``: its rules
+    differentiate that fold written with bridged ``PchipInterpolator`` calls, in ``values``
+    and ``xi``, every order, both modes, with PCHIP's branch points (a secant slope of 0 or
+    a sign change); it is not transposable (``jax.linear_transpose`` is a ``TypeError``).
+    Differentiating any method in ``points`` is a ``TypeError`` (the grid is held fixed).
 
     Parameters:
         method: one of ``METHODS``.
@@ -134,8 +136,8 @@ class RegularGridInterpolator(jb.Adapter):
                     "or the axes concatenated with the parameter 'shape' given."
                 )
         if adapter.method == "pchip":
-            values = held_fixed(owner, "values", NO_PCHIP_DERIVATIVE, values)
-            xi = held_fixed(owner, "xi", NO_PCHIP_DERIVATIVE, xi)
+            fields = {f.name: getattr(adapter, f.name) for f in dataclasses.fields(adapter)}
+            adapter = PchipGrid(**fields)
         return jb.Adapter.__call__(adapter, points, values, xi)
 
     def orders(self) -> tuple[int, ...]:
@@ -228,17 +230,7 @@ class RegularGridInterpolator(jb.Adapter):
     def filled(self) -> float:
         return math.nan if self.fill_value is None else self.fill_value
 
-    def refuse_pchip(self) -> None:
-        """The rules' guard (``held_fixed`` stops grad and jvp before; this stops
-        ``jax.linear_transpose``, which bypasses it): "pchip" has no derivative here."""
-        if self.method == "pchip":
-            raise TypeError(
-                "RegularGridInterpolator is not differentiable in its argument 'values' "
-                f"with method 'pchip' (nor transposable in it): {NO_PCHIP_DERIVATIVE}."
-            )
-
     def pushforward(self, res, tangents):
-        self.refuse_pchip()
         points, values, xi = res[:3]
         _, dvalues, dxi = tangents
         terms = [None if dvalues is None else self(points, dvalues, xi)]
@@ -249,7 +241,6 @@ class RegularGridInterpolator(jb.Adapter):
         return total(terms)
 
     def pullback(self, res, g):
-        self.refuse_pchip()
         points, values, xi = res[:3]
         xi_bar = jnp.stack(
             [g * self.partial(j)(points, values, xi) for j in range(len(self.shape))], axis=-1
@@ -326,3 +317,68 @@ class GridTransposed(jb.Adapter):
             [g * self.of.partial(j)(points, ct, xi) for j in range(len(self.of.shape))], axis=-1
         )
         return None, self.of(points, ct, xi), xi_bar
+
+
+class PchipGrid(RegularGridInterpolator):
+    """What ``RegularGridInterpolator(method="pchip")`` calls: the same forward (SciPy's), not
+    linear in ``values`` (so not transposable), with rules that differentiate SciPy's fold
+    of 1-D PCHIPs written with bridged ``PchipInterpolator`` calls (``fold``), whose own
+    rules give every order."""
+
+    method: str = "pchip"
+
+    linear_in = ()
+    # (values rising ever faster along each axis: no PCHIP slope formula sits at a branch)
+    domains = {"points": sites, "values": data, "xi": queries}
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.method != "pchip":
+            raise ValueError(f"PchipGrid: parameter 'method' must be 'pchip'; got {self.method!r}.")
+
+    def fold(self, points, values, xi):
+        """SciPy's "pchip" on one grid as JAX code: a 1-D PCHIP along the last axis at
+        every query, then along each axis before it, each at that query's coordinate
+        (SciPy's ``_evaluate_spline``); NaN data gives NaN, as the forward's checks have
+        already refused it or asked for NaN."""
+        split = np.cumsum(self.shape)[:-1].tolist()
+        axes = jnp.split(points, split)
+        along = PchipInterpolator(on_failure="nan")
+        grid = values.reshape(self.shape)  # (n₁, …, n_d)
+        folded = jnp.moveaxis(along(axes[-1], grid, xi[:, -1]), -1, 0)  # (m, n₁, …, n_{d-1})
+        for j in range(len(self.shape) - 2, -1, -1):
+            at = xi[:, j].reshape((-1,) + (1,) * (j + 1))  # one query per folded line
+            folded = along(axes[j], folded, at)[..., 0]
+        return folded
+
+    def outside_zero(self, points, xi, result):
+        """``result`` (one grid's) with 0 where the query gets ``fill_value``, a constant."""
+        if self.fill_value is None:
+            return result
+        split = np.cumsum(self.shape)[:-1].tolist()
+        out = jnp.zeros(xi.shape[:-1], bool)
+        for j, axis in enumerate(jnp.split(points, split)):
+            out |= (xi[:, j] < axis[0]) | (xi[:, j] > axis[-1])
+        return jnp.where(out, 0, result)
+
+    def rule(self, points, values, xi):
+        """The fold with 0 outside the grid where ``fill_value`` is taken, over batch axes."""
+        core = lambda p, v, q: self.outside_zero(p, q, self.fold(p, v, q))  # noqa: E731
+        return jnp.vectorize(core, signature="(g),(s),(m,d)->(m)")(points, values, xi)
+
+    def pushforward(self, res, tangents):
+        points, values, xi = res[:3]
+        _, dvalues, dxi = tangents
+        dvalues = jnp.zeros_like(values) if dvalues is None else dvalues
+        dxi = jnp.zeros_like(xi) if dxi is None else dxi
+        # (a tangent may carry batch axes that its primal lacks)
+        points, values, xi, dvalues, dxi = broadcast_batch(
+            (points, values, xi, dvalues, dxi), (1, 1, 2, 1, 2)
+        )
+        rule = lambda v, q: self.rule(points, v, q)  # noqa: E731
+        return jax.jvp(rule, (values, xi), (dvalues, dxi))[1]
+
+    def pullback(self, res, g):
+        points, values, xi = res[:3]
+        _, vjp = jax.vjp(lambda v, q: self.rule(points, v, q), values, xi)
+        return None, *vjp(g)
