@@ -8,24 +8,10 @@ wrong derivative without a word: a cotangent of shape ``(1,)`` for a parameter o
 
 from __future__ import annotations
 
-import inspect
-from typing import Any
-
 import numpy as np
 
 import jaxbridge as jb
-from jaxbridge._caches import per_object
-
-
-def argument_names(adapter: jb.Adapter) -> list[str]:
-    """The names of ``adapter.forward``'s arguments, for errors."""
-    return _names(type(adapter).forward)
-
-
-@per_object
-def _names(forward: Any) -> list[str]:
-    # (cached: these checks run on every call SciPy makes, and inspect takes 9 µs)
-    return list(inspect.signature(forward).parameters)[1:]
+from jaxbridge.internal import arg_names
 
 
 def checked(
@@ -63,5 +49,5 @@ def cotangent(
 ) -> np.ndarray:
     """``checked`` for the cotangent of argument ``index`` that ``adapter.backward`` returned
     (``who`` names the adapter in errors)."""
-    name = argument_names(adapter)[index]
+    name = arg_names(type(adapter))[index]
     return checked(f"{who}.backward", f"the cotangent of '{name}'", value, shape, stacked)

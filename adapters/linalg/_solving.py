@@ -14,7 +14,7 @@ import numpy as np
 import scipy.linalg
 
 import jaxbridge as jb
-from jaxbridge._host import share
+from jaxbridge.internal import share
 
 from .._failure import OnFailure, SolveFailure, nan_results
 

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 import jaxbridge as jb
+from jaxbridge.internal import arg_names
 
-from .._host_cotangents import argument_names, cotangent
+from .._host_cotangents import cotangent
 
 FD_STEP = float(np.finfo(np.float64).eps) ** (1 / 5)
 """The first, largest step of the differences that derive second derivatives from exact
@@ -65,7 +66,7 @@ def check_user(owner: str, role: str, adapter: object, output: str) -> None:
 
 def user_domains(adapter: jb.Adapter, names: tuple[str, str]) -> dict[str, object]:
     """The user's ``domains`` for its (x, theta), renamed to the solver's ``names``."""
-    params = argument_names(adapter)
+    params = arg_names(type(adapter))
     domains: Mapping[str, object] = adapter.domains
     return {ours: domains[theirs] for ours, theirs in zip(names, params) if theirs in domains}
 

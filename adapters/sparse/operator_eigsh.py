@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse.linalg
 
 import jaxbridge as jb
-from jaxbridge._signature import parse
+from jaxbridge.internal import parse_signature
 
 from .._failure import OnFailure, SolveFailure, nan_results, require_finite
 from ._eigen import EigenRules, check_spectrum, ordered, start_vector
@@ -65,9 +65,9 @@ class OperatorEigsh(EigenRules, jb.Adapter):
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
-        if not isinstance(self.matvec, jb.Adapter) or parse(self.matvec.signature) != parse(
-            "(n),(p)->(n)"
-        ):
+        if not isinstance(self.matvec, jb.Adapter) or parse_signature(
+            self.matvec.signature
+        ) != parse_signature("(n),(p)->(n)"):
             raise ValueError(
                 f"{owner}: parameter 'matvec' must be an adapter with signature "
                 f"'(n),(p)->(n)' (matvec(x, theta) = a(theta) x); got {self.matvec!r:.80}."

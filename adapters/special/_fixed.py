@@ -15,7 +15,7 @@ import functools
 
 import jax
 
-from jaxbridge._bridge import as_array
+from jaxbridge.internal import as_array
 
 
 def held_fixed(owner: str, name: str, why: str, value: object) -> jax.Array:

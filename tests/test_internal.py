@@ -1,0 +1,61 @@
+"""``jaxbridge.internal``, the core helpers families use beyond the public API: what each
+does, and that the families in ``adapters/`` use nothing else of the core's private
+modules."""
+
+import ast
+from pathlib import Path
+
+import jax.numpy as jnp
+import pytest
+
+import jaxbridge as jb
+from jaxbridge import internal
+
+ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
+
+
+def test_families_import_only_the_public_api_and_internal():
+    private = []
+    for path in sorted(ADAPTERS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            modules = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            private += [
+                f"{path.relative_to(ADAPTERS)}: {m}"
+                for m in modules
+                if m.startswith("jaxbridge._") or m.startswith("jaxbridge.testing._")
+            ]
+    assert not private, f"families import the core's private modules: {private}"
+
+
+class _Scale(jb.Adapter):
+    signature = "(n),()->(n)"
+
+    def forward(self, x, factor, *, out=None):
+        return x * factor
+
+
+def test_what_internal_offers():
+    assert internal.arg_names(_Scale) == ("x", "factor")
+    signature = internal.parse_signature("(n,n),(n)->(n)")
+    assert signature.inputs == (("n", "n"), ("n",)) and signature.outputs == (("n",),)
+    with pytest.raises(ValueError):
+        internal.parse_signature("(n")
+    assert internal.as_array("Owner", "x", [1.0, 2.0]).shape == (2,)
+    with pytest.raises(TypeError, match="Owner.*'x'"):
+        internal.as_array("Owner", "x", None)
+    calls = []
+
+    @internal.per_object
+    def size(cls):
+        calls.append(cls)
+        return len(cls.__name__)
+
+    assert size(_Scale) == size(_Scale) == len("_Scale") and calls == [_Scale]
+    done = []
+    internal.share(lambda chunk, stop: done.extend(chunk), [[(0,), (1,)], [(2,)]])
+    assert sorted(done) == [(0,), (1,), (2,)]
+    assert isinstance(internal.as_array("Owner", "x", jnp.ones(2)), type(jnp.ones(2)))
