@@ -27,7 +27,7 @@ import scipy.interpolate
 import jaxbridge as jb
 
 from .._failure import OnFailure
-from .._rules import asked, total
+from .._rules import asked, compiled, total
 from ._linear import TransposedPair
 from ._one_d import Interpolant1D, checked_data, in_order, inside
 from ._sites import interval_terms, periodic_queries, site_cotangent, within
@@ -166,7 +166,7 @@ class HermiteInterpolant(Interpolant1D):
 
 # Each rule is one compiled program (called eagerly, the slope formula's dozens of
 # operations would each compile on their own); the adapter is static.
-@functools.partial(jax.jit, static_argnums=0)
+@compiled
 def _data_tangent(adapter: HermiteInterpolant, x, y, xq, dy):
     slopes = functools.partial(adapter.slopes, x.astype(y.dtype))
     y_wide, dy_wide = jnp.broadcast_arrays(y, dy)
@@ -174,7 +174,7 @@ def _data_tangent(adapter: HermiteInterpolant, x, y, xq, dy):
     return adapter.hermite()(x, dy, dd, xq)
 
 
-@functools.partial(jax.jit, static_argnums=0)
+@compiled
 def _data_cotangent(adapter: HermiteInterpolant, x, y, xq, g):
     y_bar, d_bar = TransposedPair(adapter.hermite())(x, g, xq)
     y_wide = jnp.broadcast_to(y, jnp.broadcast_shapes(y.shape, d_bar.shape))

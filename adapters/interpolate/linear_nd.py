@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import scipy.interpolate
 
+from .._rules import compiled
 from ._scattered import Locate, Scattered, broadcast_batch
 
 
@@ -74,13 +75,13 @@ def _batched(adapter, points, values, xi):
     )
 
 
-@functools.partial(jax.jit, static_argnums=0)
+@compiled
 def _tangent(adapter, points, values, xi, dp, dv, dx):
     arrays = broadcast_batch((points, values, xi, dp, dv, dx), (2, 1, 2, 2, 1, 2))
     return jax.jvp(functools.partial(_batched, adapter), tuple(arrays[:3]), tuple(arrays[3:]))[1]
 
 
-@functools.partial(jax.jit, static_argnums=0)
+@compiled
 def _cotangent(adapter, points, values, xi, g):
     _, pullback = jax.vjp(functools.partial(_batched, adapter), points, values, xi)
     return pullback(g)

@@ -18,6 +18,7 @@ import jaxbridge as jb
 
 from .._failure import InterpolationFailure, OnFailure, nan_results
 from .._parameters import check_choice
+from .._rules import compiled
 from ._scattered import broadcast_batch, inner_queries, scattered_sites
 
 KERNELS = (
@@ -228,13 +229,13 @@ def _batched(adapter, y, d, x):
     )(y, d, x)
 
 
-@functools.partial(jax.jit, static_argnums=0)
+@compiled
 def _tangent(adapter, y, d, x, dy, dd, dx):
     y, d, x, dy, dd, dx = broadcast_batch((y, d, x, dy, dd, dx), (2, 1, 2, 2, 1, 2))
     return jax.jvp(functools.partial(_batched, adapter), (y, d, x), (dy, dd, dx))[1]
 
 
-@functools.partial(jax.jit, static_argnums=0)
+@compiled
 def _cotangent(adapter, y, d, x, g):
     _, pullback = jax.vjp(functools.partial(_batched, adapter), y, d, x)
     return pullback(g)
