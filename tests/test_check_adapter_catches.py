@@ -351,6 +351,36 @@ def test_catches_a_backward_one_percent_off():
     assert 0.005 < _off_by(message) < 0.011  # the 1% shows, as a share of the largest entry
 
 
+class LinearSlightlyOff(SeedLinear):
+    """A backward 2e-5 off in ``w``: what a solver's derivative accurate to its tolerance
+    looks like (the jvp stays exact, so the two rules disagree by as much)."""
+
+    def backward(self, res, g):
+        dx, dw, db = super().backward(res, g)
+        return dx, (1 + 2e-5) * dw, db
+
+
+def test_tolerances_per_check():
+    args = (
+        _normal(2, 3, dtype=np.float64),
+        _normal(3, 2, dtype=np.float64),
+        _normal(2, dtype=np.float64),
+    )
+    with jax.enable_x64(True):
+        # by default the gradient must be good to 1e-6 against finite differences
+        assert "the 'grad' check failed" in _failure(LinearSlightlyOff(), *args)
+        # loosened for "grad" alone, the rules' identity (at rounding) still catches it
+        message = _failure(LinearSlightlyOff(), *args, rtol={"grad": 1e-4})
+        assert "the 'transpose' check failed" in message
+        # loosened for the derivatives' checks, it passes; one number loosens every check
+        check_adapter(LinearSlightlyOff(), *args, rtol={"grad": 1e-4, "transpose": 1e-4})
+        check_adapter(LinearSlightlyOff(), *args, rtol=1e-4)
+    with pytest.raises(ValueError, match=r"`rtol` names unknown checks \['gradient'\]"):
+        check_adapter(Cube(), _normal(3), rtol={"gradient": 1e-3})
+    with pytest.raises(ValueError, match="`atol` for 'grad' must be a number >= 0"):
+        check_adapter(Cube(), _normal(3), atol={"grad": -1.0})
+
+
 class MatVecTransposed(MatVec):
     def backward(self, res, g):
         a, x, _ = res

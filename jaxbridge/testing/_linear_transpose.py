@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._adapter import Adapter
-from ._compare import mismatch, tolerance
+from ._compare import mismatch
 from ._differences import outputs64
 from ._domains import sample
 from ._subject import Subject, listing
@@ -78,7 +78,7 @@ def _check_linearity(s: Subject, declared: tuple[str, ...], linear: tuple[int, .
     outputs = outputs64(s.adapter, s.ranks, s.output_ranks, s.floating_outputs)
     zeros = {i: np.zeros_like(args[i]) for i in linear}
     tests = [(i,) for i in linear] + ([linear] if len(linear) > 1 else [])
-    tol = tolerance(np.dtype(np.float64), "same", s.rtol, s.atol)
+    tol = s.tolerance("same", "linear_transpose", np.dtype(np.float64))
     for moving in tests:
         u = {i: sample(s.domains[i], args[i].shape, np.dtype(np.float64), rng) for i in moving}
         v = {i: sample(s.domains[i], args[i].shape, np.dtype(np.float64), rng) for i in moving}

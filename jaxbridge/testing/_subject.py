@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -77,8 +77,8 @@ class Subject:
     dtype: np.dtype
     seed: int
     options: str
-    rtol: float | None
-    atol: float | None
+    rtol: Mapping[str, float]  # the caller's overrides, per check
+    atol: Mapping[str, float]
     references: dict[tuple, Result] = dataclasses.field(default_factory=dict)
     memo: dict[tuple, Any] = dataclasses.field(default_factory=dict)  # results checks share
 
@@ -90,8 +90,8 @@ class Subject:
         checks: Iterable[str],
         batch: int,
         seed: int,
-        rtol: float | None,
-        atol: float | None,
+        rtol: float | Mapping[str, float] | None,
+        atol: float | Mapping[str, float] | None,
     ) -> Subject:
         if not isinstance(adapter, Adapter):
             raise TypeError(f"check_adapter needs a jaxbridge.Adapter, got {adapter!r}.")
@@ -179,8 +179,8 @@ class Subject:
             dtype=dtype,
             seed=seed,
             options=f"seed={seed}, batch={batch}",
-            rtol=rtol,
-            atol=atol,
+            rtol=_per_check("rtol", rtol),
+            atol=_per_check("atol", atol),
         )
         subject.checks = frozenset(c for c in asked if subject.applies(c, differentiable))
         return subject
@@ -270,8 +270,15 @@ class Subject:
         draws does not depend on which other checks run."""
         return np.random.default_rng([self.seed, zlib.crc32(purpose.encode())])
 
-    def tolerance(self, tier: str) -> Tolerance:
-        return tolerance(self.dtype, tier, self.rtol, self.atol)
+    def tolerance(self, tier: str, check: str, dtype: np.dtype | None = None) -> Tolerance:
+        """The tolerance of ``tier`` in ``check`` for ``dtype`` (the inputs'), with the
+        caller's overrides for that check."""
+        return tolerance(
+            self.dtype if dtype is None else dtype,
+            tier,
+            self.rtol.get(check),
+            self.atol.get(check),
+        )
 
     def element(self, keys: Sequence[tuple[int, int]]) -> tuple[np.ndarray, ...]:
         """The arguments of one batch element: ``(0, k)`` is element k of the batch that
@@ -345,7 +352,7 @@ class Subject:
         which batch element they stand for (``None``: ``args``). ``uncertainty`` and
         ``least_scale`` are passed on to ``mismatch``; ``hint``, a likely cause, ends the
         message."""
-        tol = self.tolerance(tier)
+        tol = self.tolerance(tier, check)
         problem = mismatch(got, expected, tol, labels, uncertainty, least_scale)
         if problem is not None:
             raise self.failure(check, f"{what} {problem}{hint}", self.inputs(keys))
@@ -425,3 +432,23 @@ def listing(names: Sequence[str], values: Sequence[np.ndarray]) -> str:
         )
         lines.append(f"{prefix}{text}, np.{value.dtype})  # shape {value.shape}")
     return "\n".join(lines)
+
+
+def _per_check(name: str, value: float | Mapping[str, float] | None) -> Mapping[str, float]:
+    """``check_adapter``'s ``rtol`` or ``atol`` as a value per check: one number for every
+    check, a mapping from some checks' names to theirs, or None for the defaults."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - set(CHECKS))
+        if unknown:
+            raise ValueError(
+                f"`{name}` names unknown checks {unknown}; the checks are {tuple(CHECKS)}."
+            )
+        chosen = dict(value)
+    else:
+        chosen = dict.fromkeys(CHECKS, value)
+    for check, number in chosen.items():
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not number >= 0:
+            raise ValueError(f"`{name}` for {check!r} must be a number >= 0, got {number!r}.")
+    return {check: float(number) for check, number in chosen.items()}

@@ -13,7 +13,7 @@ from ._subject import Subject
 def check_transpose(s: Subject) -> None:
     along, _, pulled = tangents_at(s, 0)
     g = [np.asarray(c, np.float64) for c in s.probe_cts]
-    tol = s.tolerance("same")
+    tol = s.tolerance("same", "transpose")
     for j, i in enumerate(s.wrt):
         t = s.tangents[j][0].astype(np.float64)
         jt = [np.asarray(x, np.float64) for x in along[j]]
