@@ -176,6 +176,13 @@ class Adapter:
         place. Elsewhere (eager calls, ``pure_callback``, direct calls, a looped adapter
         whose threads would share a residual) ``out`` is None and ``forward`` returns new
         arrays. ``LinearSolve`` factorizes in its residuals' buffers this way.
+
+        A ``forward`` whose residuals cost work of their own (sensitivities, factors kept
+        for the rules) may take a keyword-only ``residuals=True``: the bridge passes False
+        in a call whose result is not differentiated (its residuals would be dropped), and
+        ``forward`` may then return the outputs alone and skip that work. The outputs must
+        be the same either way. ``OdeSolve`` integrates its forward sensitivities only when
+        told True.
         """
         raise NotImplementedError(f"{type(self).__name__} must define `forward`.")
 

@@ -34,7 +34,16 @@ from ._host import (
     set_aside,
     whole,
 )
-from ._plan import Plan, arg_names, floating, fully_linear, overrides, plan_of, writes_out
+from ._plan import (
+    Plan,
+    arg_names,
+    floating,
+    fully_linear,
+    overrides,
+    plan_of,
+    told_residuals,
+    writes_out,
+)
 from ._primitives import Linear, bind, vary_like
 from ._residuals import refuse_differentiated_residuals
 from ._transport import gives_buffers, host_call
@@ -70,12 +79,15 @@ class Forward:
         keep = len(declared)
         trim = keep < n_all
         unread = every and not self.residuals  # residuals computed in buffers no one reads
+        told: dict[str, Any] = {}
+        if plan.residuals and told_residuals(type(adapter)):
+            told["residuals"] = every  # False: it may skip the work only residuals need
 
         def compute(values: Sequence[np.ndarray], outs: Sequence[np.ndarray] | None):
             if writes:
-                got = forward(*values, out=None if outs is None else tuple(outs))
+                got = forward(*values, out=None if outs is None else tuple(outs), **told)
             else:
-                got = forward(*values)
+                got = forward(*values, **told)
             # a tuple holds several results; a list for one result is that result's values
             if not isinstance(got, tuple) and not (isinstance(got, list) and keep > 1):
                 return (got,)

@@ -133,12 +133,16 @@ def arg_names(cls: type) -> tuple[str, ...]:
     count = len(parse(cls.signature).inputs)
     params = list(inspect.signature(cls.forward).parameters.values())[1:]
     keywords = [p for p in params if p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
-    if any(p.name != "out" or p.default is not None for p in keywords):
+    allowed = {"out": None, "residuals": True}
+    if any(
+        p.kind is p.VAR_KEYWORD or p.name not in allowed or p.default is not allowed[p.name]
+        for p in keywords
+    ):
         raise TypeError(
-            f"{owner}.forward may take one keyword-only parameter, `out=None` (the arrays to "
-            f"write results into, where the bridge has them); got "
-            f"{', '.join(str(p) for p in keywords)}. Static parameters are annotated class "
-            "attributes."
+            f"{owner}.forward may take the keyword-only parameters `out=None` (the arrays to "
+            f"write results into, where the bridge has them) and `residuals=True` (whether "
+            f"the residuals will be used); got {', '.join(str(p) for p in keywords)}. Static "
+            "parameters are annotated class attributes."
         )
     params = [p for p in params if p.kind is not p.KEYWORD_ONLY]
     if any(p.kind is p.VAR_POSITIONAL for p in params):
@@ -158,10 +162,24 @@ def writes_out(cls: type) -> bool:
     return _takes_out(cls.forward)  # (per function: a forward replaced later is read anew)
 
 
-@per_object
+def told_residuals(cls: type) -> bool:
+    """Whether ``cls.forward`` takes the keyword-only ``residuals=True``: told False in a
+    call whose residuals no rule will read, it may return its outputs alone."""
+    return _takes_keyword(cls.forward, "residuals")
+
+
 def _takes_out(forward: Callable[..., Any]) -> bool:
-    parameter = inspect.signature(forward).parameters.get("out")
-    return parameter is not None and parameter.kind is parameter.KEYWORD_ONLY
+    return _takes_keyword(forward, "out")
+
+
+@per_object
+def _keywords(forward: Callable[..., Any]) -> frozenset[str]:
+    parameters = inspect.signature(forward).parameters.values()
+    return frozenset(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)
+
+
+def _takes_keyword(forward: Callable[..., Any], name: str) -> bool:
+    return name in _keywords(forward)
 
 
 def plan_of(adapter: Adapter, args: Sequence[Any]) -> Plan:

@@ -920,3 +920,25 @@ def test_a_host_error_under_jit_is_reported_in_one_line_not_a_whole_traceback():
         "it raised ValueError: Unbatchable.forward raised ValueError on the host: no batches here"
         in message
     )
+
+
+class CostlyResidualChangesOutput(jb.Adapter):
+    """A forward told its residuals go unused that returns another output: wrong."""
+
+    signature = "()->()"
+    vectorized = True
+
+    def residual_specs(self, x):
+        return jax.ShapeDtypeStruct((), x.dtype)
+
+    def forward(self, x, *, residuals=True):
+        return (x**3, 3 * x**2) if residuals else x**3 + 1e-3
+
+    def backward(self, res, g):
+        return (res[2] * g,)
+
+
+def test_catches_a_forward_whose_outputs_change_without_residuals():
+    message = _failure(CostlyResidualChangesOutput(), _normal(3), checks=("specs",))
+    assert "the 'specs' check failed" in message
+    assert "forward(residuals=False)" in message and "must not change the outputs" in message

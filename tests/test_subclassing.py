@@ -10,6 +10,7 @@ import pytest
 from _cases import assert_close
 
 import jaxbridge as jb
+from jaxbridge.testing import check_adapter
 
 CALLS: list[tuple[str, tuple]] = []  # (method, shapes seen) for every host call below
 
@@ -436,3 +437,45 @@ def test_a_pullback_taking_wanted_is_told_which_cotangents_are_used():
     transpose = jax.linear_transpose(lambda b: Product()(a, b), b)
     np.testing.assert_allclose(transpose(1.0)[0], a)
     assert Product.told == [frozenset({"b"})]
+
+
+class CostlyResidual(jb.Adapter):
+    """``x³``, saving ``3 x²`` as a residual only where it will be read (it stands for work
+    that only the derivative needs)."""
+
+    signature = "(n)->(n)"
+    told = []  # a class-level log of what forward was told (no annotation: not a parameter)
+
+    def residual_specs(self, x):
+        return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+    def forward(self, x, *, residuals=True):
+        CostlyResidual.told.append(residuals)
+        return (x**3, 3 * x**2) if residuals else x**3
+
+    def backward(self, res, g):
+        _, _, slope = res
+        return (slope * g,)
+
+
+def test_forward_told_whether_its_residuals_are_used():
+    """A value-only call (eager, jitted, vmapped) tells ``forward`` residuals=False, and the
+    outputs alone suffice; a differentiated one tells True and the rule reads them."""
+    x = jnp.array([0.5, -2.0, 3.0])
+    adapter = CostlyResidual()
+    for call, arg in [
+        (adapter, x),
+        (jax.jit(adapter), x),
+        (jax.jit(jax.vmap(adapter)), jnp.stack([x, 2 * x])),
+    ]:
+        CostlyResidual.told.clear()
+        np.testing.assert_allclose(call(arg), arg**3, rtol=1e-6)
+        assert CostlyResidual.told and not any(CostlyResidual.told)
+    CostlyResidual.told.clear()
+    for grad in (
+        jax.grad(lambda x: adapter(x).sum()),
+        jax.jit(jax.grad(lambda x: adapter(x).sum())),
+    ):
+        np.testing.assert_allclose(grad(x), 3 * x**2, rtol=1e-6)
+    assert CostlyResidual.told and all(CostlyResidual.told)
+    check_adapter(adapter, np.array([0.5, -2.0, 3.0], np.float32), checks=("specs", "grad"))

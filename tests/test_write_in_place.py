@@ -155,9 +155,19 @@ class OutWithoutDefault(jb.Adapter):
         return x
 
 
-@pytest.mark.parametrize("adapter", [Scaled, OutWithoutDefault])
-def test_forward_takes_no_keyword_only_parameter_but_out_none(adapter):
-    message = rf"{adapter.__name__}\.forward may take one keyword-only parameter, `out=None`"
+class ResidualsWithoutDefault(jb.Adapter):
+    signature = "()->()"
+
+    def forward(self, x, *, residuals):
+        return x
+
+
+@pytest.mark.parametrize("adapter", [Scaled, OutWithoutDefault, ResidualsWithoutDefault])
+def test_forward_takes_no_keyword_only_parameter_but_out_none_and_residuals_true(adapter):
+    message = (
+        rf"{adapter.__name__}\.forward may take the keyword-only parameters `out=None` .* and "
+        r"`residuals=True`"
+    )
     with pytest.raises(TypeError, match=message):
         adapter()(jnp.ones(2))
 

@@ -21,9 +21,12 @@ def padded(args: Sequence[np.ndarray], ranks: Sequence[int]) -> list[np.ndarray]
     return [a.reshape((1,) * (loop - (a.ndim - r)) + a.shape) for a, r in zip(args, ranks)]
 
 
-def forward_items(adapter: Adapter, args: Sequence[np.ndarray], ranks: Sequence[int]) -> list:
-    """Whatever one call of ``adapter.forward`` returns, as a list: outputs, then residuals."""
-    got = adapter.forward(*padded(args, ranks))
+def forward_items(
+    adapter: Adapter, args: Sequence[np.ndarray], ranks: Sequence[int], **told: bool
+) -> list:
+    """Whatever one call of ``adapter.forward`` returns, as a list: outputs, then residuals
+    (``told``: ``residuals=False``, as a call that is not differentiated passes it)."""
+    got = adapter.forward(*padded(args, ranks), **told)
     return list(got) if isinstance(got, (tuple, list)) else [got]
 
 

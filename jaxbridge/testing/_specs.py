@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from .._plan import overrides
+from .._plan import overrides, told_residuals
 from . import _host
 from ._subject import Subject, listing
 from ._transforms import floating
@@ -71,6 +71,8 @@ def check_specs(s: Subject) -> None:
             )
         for value, (label, source, spec) in zip(items, declared):
             _expect_result(s, f"{label} of forward on {where}", value, spec, source, loop, inputs)
+        if len(declared) > n_out and told_residuals(type(s.adapter)):
+            _check_without_residuals(s, where, args, items[:n_out], len(declared), inputs)
         res = (
             *_host.padded(args, s.ranks),
             *(np.asarray(v).astype(spec.dtype) for v, (_, _, spec) in zip(items, declared)),
@@ -79,6 +81,34 @@ def check_specs(s: Subject) -> None:
             _check_backward(s, where, args, res, declared, loop, cts, inputs)
         if ts is not None:
             _check_jvp(s, where, res, declared, loop, ts, inputs)
+
+
+def _check_without_residuals(
+    s: Subject,
+    where: str,
+    args: Sequence[np.ndarray],
+    outputs: Sequence[Any],
+    n_all: int,
+    inputs: str,
+) -> None:
+    """``forward(residuals=False)``, what a call that is not differentiated gets, returns
+    the same outputs as the full call (alone, or followed by its residuals)."""
+    items = _host.forward_items(s.adapter, args, s.ranks, residuals=False)
+    if len(items) not in (len(outputs), n_all):
+        raise s.failure(
+            "specs",
+            f"forward(residuals=False) returned {len(items)} values on {where}, but it should "
+            f"return the {len(outputs)} outputs (its residuals may follow)",
+            inputs,
+        )
+    for i, (alone, full) in enumerate(zip(items, outputs)):
+        if not np.array_equal(np.asarray(alone), np.asarray(full), equal_nan=True):
+            raise s.failure(
+                "specs",
+                f"output {i} of forward(residuals=False) on {where} differs from forward's: "
+                "telling it that the residuals go unused must not change the outputs",
+                inputs,
+            )
 
 
 def _specs(declared: Any) -> list[jax.ShapeDtypeStruct]:
