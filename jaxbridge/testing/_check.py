@@ -50,7 +50,8 @@ def check_adapter(
       declare: the number of results, their core shapes and their exact dtypes (a
       cotangent's those of its argument, a tangent's those of its output). The bridge would
       cast a float64 result to a declared float32 without a word; this check does not let it
-      pass.
+      pass. A ``forward`` that takes ``residuals=True`` must give the same outputs when
+      told False.
     - ``"jit"``: the call under ``jax.jit`` equals the eager call.
     - ``"grad"``: the gradient of a random projection ``sum(ct * adapter(*args))`` through
       the bridge equals central finite differences of ``forward`` computed in float64, for
