@@ -48,3 +48,29 @@ def test_every_exported_adapter_is_listed():
         "instance of each to its family's CASES (with the sizes of any dimensions its "
         "parameters fix)."
     )
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_family_is_packaged_tested_and_documented():
+    """A family is its folder under ``adapters/`` and its tests (CONTRIBUTING.md, "Adding an
+    adapter family"): packaging finds the folder by its ``__init__.py``, and this names what
+    a new one still lacks (its public names, property cases, catalogue page)."""
+    from setuptools import find_packages
+
+    families = sorted(p.parent.name for p in (ROOT / "adapters").glob("*/__init__.py"))
+    assert set(find_packages(str(ROOT / "adapters"))) >= set(families)
+    navigation = (ROOT / "mkdocs.yml").read_text()
+    lacking = []
+    for family in families:
+        package = importlib.import_module(f"jaxbridge.adapters.{family}")
+        if not getattr(package, "__all__", ()):
+            lacking.append(f"{family}: no __all__ in adapters/{family}/__init__.py")
+        if not (ROOT / "tests" / f"test_properties_{family}.py").exists():
+            lacking.append(f"{family}: no tests/test_properties_{family}.py")
+        if not (ROOT / "docs" / "catalogue" / f"{family}.md").exists():
+            lacking.append(f"{family}: no docs/catalogue/{family}.md")
+        elif f"catalogue/{family}.md" not in navigation:
+            lacking.append(f"{family}: docs/catalogue/{family}.md is not in mkdocs.yml's nav")
+    assert not lacking, lacking
