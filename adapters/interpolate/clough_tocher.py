@@ -30,12 +30,19 @@ class CloughTocher2DInterpolator(Scattered):
     ``points`` (p, 2) with p >= 3, ``values`` (p,), ``xi`` (m, 2) → (m,); leading axes are
     batch axes. ``fill_value`` (NaN) outside the convex hull, as SciPy. Values are SciPy's.
 
-    Derivatives: in ``values``, linear: the tangent is the interpolant of the tangent, the
-    cotangent ``Aᵀ g`` from SciPy's interpolant of the p unit vectors at ``xi`` (O(p m));
-    every order, ``jax.linear_transpose`` too. The vertex gradients are SciPy's iterative
-    fit, linear in the values up to ``tol`` (SciPy's 1e-6 by default; 1e-13 makes the
-    interpolant linear to rounding). In ``xi`` and ``points``: a ``TypeError`` (SciPy gives
-    no derivative of this interpolant). ``on_failure`` as for ``LinearNDInterpolator``.
+    Derivatives: the rules are SciPy's element written in JAX: in the triangle holding each
+    query, a cubic Bezier polynomial in its barycentric coordinates (split about the
+    centroid into three), whose 19 control coefficients come from the vertex values and
+    SciPy's vertex gradients (a bridged call, linear in ``values``; its transpose, another,
+    is linear in the cotangent). So: in ``xi``, the exact derivatives of SciPy's interpolant
+    (whatever ``tol``), every order wherever it is smooth (away from the triangles' edges and
+    their split, where the second derivatives jump; on one, those of the piece SciPy finds);
+    0 outside the hull. In ``values``, linear (``jax.linear_transpose`` too), mixed with
+    ``xi`` to every order. The vertex gradients are SciPy's iterative fit, linear in the
+    values up to ``tol`` (SciPy's 1e-6 by default; 1e-13 makes the interpolant linear to
+    rounding). In ``points``: a ``TypeError`` (the vertex gradients come from a global
+    iterative fit, which SciPy does not differentiate). ``on_failure`` as for
+    ``LinearNDInterpolator``.
     """
 
     tol: float = 1e-6
