@@ -26,22 +26,25 @@ EXPONENTS = (
     (0, 2, 1, 0), (0, 2, 0, 1), (0, 1, 2, 0), (0, 1, 1, 1), (0, 1, 0, 2),
     (0, 0, 3, 0), (0, 0, 2, 1), (0, 0, 1, 2), (0, 0, 0, 3),
 )  # fmt: skip
+_EXPONENTS = np.array(EXPONENTS)
+_MULTINOMIALS = np.array([6 / math.prod(math.factorial(e) for e in p) for p in EXPONENTS])
 
 
 def bezier(b: jax.Array, coefficients: jax.Array) -> jax.Array:
     """The cubic at barycentric coordinates ``b`` (..., 3) with ``coefficients`` (..., 19):
     SciPy's split of the triangle into three about its centroid, ``b1..b3 = b - min(b)``,
-    ``b4 = 3 min(b)``, and ``Σ 3!/(i! j! k! l!) b1ⁱ b2ʲ b3ᵏ b4ˡ c_ijkl``."""
+    ``b4 = 3 min(b)``, and ``Σ 3!/(i! j! k! l!) b1ⁱ b2ʲ b3ᵏ b4ˡ c_ijkl`` (``c0003`` last)."""
     low = jnp.min(b, axis=-1, keepdims=True)
     sub = jnp.concatenate([b - low, 3 * low], axis=-1)
-    total = jnp.zeros(coefficients.shape[:-1], coefficients.dtype)
-    for k, powers in enumerate(EXPONENTS):
-        term = 6 / math.prod(math.factorial(e) for e in powers) * coefficients[..., k]
-        for axis, e in enumerate(powers):
-            if e:  # no zeroth powers: their derivative at 0 is 0 * inf
-                term = term * sub[..., axis] ** e
-        total = total + term
-    return total
+    # powers 0 to 3 as products (a zeroth power's derivative at 0 is 0, not 0 * inf)
+    powers = jnp.stack([jnp.ones_like(sub), sub, sub * sub, sub * sub * sub], axis=-1)
+    monomials = jnp.ones(coefficients.shape, coefficients.dtype)
+    for axis in range(4):
+        monomials = monomials * powers[..., axis, _EXPONENTS[:, axis]]
+    # about the centre's coefficient: the basis sums to 1, so this is the same cubic, but
+    # on constant data its derivatives are exactly 0 (the basis' cancel only to rounding)
+    centre = coefficients[..., -1:]
+    return centre[..., 0] + jnp.sum(_MULTINOMIALS * (coefficients - centre) * monomials, axis=-1)
 
 
 def barycentric(maps: jax.Array, xi: jax.Array) -> jax.Array:
