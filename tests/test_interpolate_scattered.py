@@ -364,7 +364,7 @@ def test_clough_tocher_second_derivatives_in_xi_and_values():
     expected = _central_jacobian(lambda x: np.asarray(gradient(CT_DATA, x)), CT_QUERIES, h=1e-4)
     scale = np.abs(expected).max()
     for hessian in (jax.jacfwd(jax.jacrev(f, 1), 1), jax.jacrev(jax.jacfwd(f, 1), 1)):
-        np.testing.assert_allclose(hessian(CT_DATA, CT_QUERIES), expected, atol=1e-9 * scale)
+        np.testing.assert_allclose(hessian(CT_DATA, CT_QUERIES), expected, atol=1e-10 * scale)
     units = np.eye(len(CT_SITES))
     mixed = np.stack(
         [

@@ -20,13 +20,12 @@ from ._scattered import Scattered
 
 # The control coefficients' order, as exponents (i, j, k, l) of the sub-coordinates
 # (b1, b2, b3, b4): SciPy's c3000, c2100, ... in the order its polynomial sums them
-EXPONENTS = (
+EXPONENTS = np.array([
     (3, 0, 0, 0), (2, 1, 0, 0), (2, 0, 1, 0), (2, 0, 0, 1), (1, 2, 0, 0),
     (1, 1, 0, 1), (1, 0, 2, 0), (1, 0, 1, 1), (1, 0, 0, 2), (0, 3, 0, 0),
     (0, 2, 1, 0), (0, 2, 0, 1), (0, 1, 2, 0), (0, 1, 1, 1), (0, 1, 0, 2),
     (0, 0, 3, 0), (0, 0, 2, 1), (0, 0, 1, 2), (0, 0, 0, 3),
-)  # fmt: skip
-_EXPONENTS = np.array(EXPONENTS)
+])  # fmt: skip
 _MULTINOMIALS = np.array([6 / math.prod(math.factorial(e) for e in p) for p in EXPONENTS])
 
 
@@ -40,7 +39,7 @@ def bezier(b: jax.Array, coefficients: jax.Array) -> jax.Array:
     powers = jnp.stack([jnp.ones_like(sub), sub, sub * sub, sub * sub * sub], axis=-1)
     monomials = jnp.ones(coefficients.shape, coefficients.dtype)
     for axis in range(4):
-        monomials = monomials * powers[..., axis, _EXPONENTS[:, axis]]
+        monomials = monomials * powers[..., axis, EXPONENTS[:, axis]]
     # about the centre's coefficient: the basis sums to 1, so this is the same cubic, but
     # on constant data its derivatives are exactly 0 (the basis' cancel only to rounding)
     centre = coefficients[..., -1:]
@@ -129,8 +128,8 @@ class ControlCoefficients(jb.Adapter):
 class TransposedCoefficients(jb.Adapter):
     """``values̄ = Aᵀ g`` for ``ControlCoefficients``' linear map ``A`` at ``xi``: each
     triangle's coefficients are linear in its vertices' values and gradients (a 19 x 9
-    matrix from SciPy's formulas on unit data), the gradients linear in all the values
-    (SciPy's fit of the p unit vectors, as for ``of``'s own transpose). Linear in ``g``; its
+    matrix from SciPy's formulas on unit data), the vertex gradients linear in all the
+    values (SciPy's fit of the p unit vectors, a (p, p, 2) array). Linear in ``g``; its
     pullback is ``ControlCoefficients``."""
 
     of: Scattered

@@ -13,7 +13,7 @@ import scipy.interpolate
 
 from ..special._fixed import held_fixed
 from ._clough_tocher_element import BarycentricMap, ControlCoefficients, barycentric, bezier
-from ._scattered import Scattered, broadcast_batch
+from ._scattered import Scattered, broadcast_batch, piece_queries, scattered_sites
 
 NO_POINTS_DERIVATIVE = (
     "SciPy gives no derivative of the Clough-Tocher interpolant in the points (its vertex "
@@ -47,6 +47,8 @@ class CloughTocher2DInterpolator(Scattered):
 
     tol: float = 1e-6
     maxiter: int = 400
+
+    domains = {"points": scattered_sites, "xi": piece_queries}
 
     def __post_init__(self) -> None:
         super().__post_init__()
