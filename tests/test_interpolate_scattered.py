@@ -290,6 +290,16 @@ def test_clough_tocher_is_not_differentiated_in_points():
         jax.grad(lambda p: CloughTocher2DInterpolator()(p, DATA, QUERIES).sum())(SITES)
 
 
+def test_clough_tocher_refused_data_have_nan_derivatives():
+    """With ``on_failure="nan"``, data SciPy refuses give NaN values and NaN derivatives in
+    xi and values, never a silent number."""
+    collinear = np.stack([np.arange(5.0), 2 * np.arange(5.0)], -1)
+    adapter = CloughTocher2DInterpolator(on_failure="nan")
+    grads = jax.grad(lambda v, q: adapter(collinear, v, q).sum(), argnums=(0, 1))(DATA[:5], QUERIES)
+    for g in grads:
+        assert np.isnan(g).all()
+
+
 def _inside_pieces(points, xi, gap, rescale=False):
     """The queries whose SciPy triangle and centroid split hold a disc around them: every
     barycentric coordinate above ``gap``, the two smallest apart by more (SciPy's split of
@@ -306,6 +316,7 @@ def _inside_pieces(points, xi, gap, rescale=False):
 CT_SITES = RNG.uniform(0.0, 1.0, (30, 2))
 CT_DATA = np.sin(3 * CT_SITES[:, 0]) * np.cos(2 * CT_SITES[:, 1]) + CT_SITES[:, 1] ** 2
 CT_QUERIES = _inside_pieces(CT_SITES, RNG.uniform(0.1, 0.9, (40, 2)), gap=0.02)[:8]
+assert len(CT_QUERIES) == 8
 
 
 def _ct_scipy(values, xi, **options):
@@ -316,8 +327,8 @@ def _ct_scipy(values, xi, **options):
 def test_clough_tocher_element_in_jax_is_scipys(rescale):
     """The rules' element (SciPy's coefficient formulas on the host, the Bezier cubic in
     JAX) against SciPy's own evaluation: the tangent along ``values`` itself is that
-    element at ``values`` (0 outside the hull); at random queries, queries 1e-9 from the triangles' edges, and
-    with ``rescale`` on sites whose axes differ in scale by 100."""
+    element at ``values`` (0 outside the hull); at random queries, at queries 1e-9 from the
+    triangles' edges, and with ``rescale`` on sites whose axes differ in scale by 100."""
     stretch = np.array([1.0, 100.0])
     points = CT_SITES * stretch
     interpolant = si.CloughTocher2DInterpolator(points, CT_DATA, rescale=rescale)

@@ -43,7 +43,10 @@ def bezier(b: jax.Array, coefficients: jax.Array) -> jax.Array:
     # about the centre's coefficient: the basis sums to 1, so this is the same cubic, but
     # on constant data its derivatives are exactly 0 (the basis' cancel only to rounding)
     centre = coefficients[..., -1:]
-    return centre[..., 0] + jnp.sum(_MULTINOMIALS * (coefficients - centre) * monomials, axis=-1)
+    # (a NumPy float64 constant here, traced once with 64-bit mode off, was lowered as float32
+    # into a later float64 program; JAX's own array in the coefficients' dtype is not)
+    weights = jnp.asarray(_MULTINOMIALS, coefficients.dtype)
+    return centre[..., 0] + jnp.sum(weights * (coefficients - centre) * monomials, axis=-1)
 
 
 def barycentric(maps: jax.Array, xi: jax.Array) -> jax.Array:
