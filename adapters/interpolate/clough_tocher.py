@@ -85,6 +85,8 @@ class CloughTocher2DInterpolator(Scattered):
     def pullback(self, res, g, *, wanted=None):
         points, values, xi = res[:3]
         names = tuple(n for n in _MOVABLE if wanted is None or n in wanted)
+        if not names:
+            return None, None, None
         cotangents = dict(zip(names, _cotangent(self, names, points, values, xi, g)))
         return None, cotangents.get("values"), cotangents.get("xi")
 
