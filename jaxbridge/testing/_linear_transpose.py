@@ -96,7 +96,9 @@ def _check_linearity(s: Subject, declared: tuple[str, ...], linear: tuple[int, .
         for o, got, expected, x, y in zip(s.floating_outputs, combined, separate, on_u, on_v):
             # the sum may cancel far below its terms, whose rounding both sides carry
             terms = float(np.max(np.abs(_A * x) + np.abs(_B * y), initial=0.0))
-            problem = mismatch(got, expected, tol, labels, least_scale=(terms, "the terms' size"))
+            problem = mismatch(
+                got, expected, tol, labels, least_scale=(terms, "the size of the terms")
+            )
             if problem is None:
                 continue
             names = " and ".join(repr(s.names[i]) for i in moving)
