@@ -497,6 +497,31 @@ def test_catches_a_wrong_linear_in(adapter, args, which):
     assert _off_by(message) > 0.05
 
 
+_WEIGHTS = np.array([1.0, -2.0, 3.0, 0.5])
+
+
+class WeightedSum(jb.Adapter):
+    """``x · w``, linear in ``x``, drawn as the raw draws in [-1, 1]: with seed 37940 the
+    linearity check's ``0.5 f(u) + 1.5 f(v)`` is -2.8e-4 from terms of 4.6 in all."""
+
+    signature = "(n)->()"
+    linear_in = ("x",)
+    domains = {"x": lambda raw: raw}
+
+    def forward(self, x):
+        return x @ _WEIGHTS
+
+    def backward(self, res, g):
+        return (g[..., None] * _WEIGHTS,)
+
+
+def test_linearity_is_judged_on_the_terms_not_their_cancelled_sum():
+    """Both sides of the linearity check round at the size of ``f(u)`` and ``f(v)`` (6e-16
+    here); their sum may cancel far below that, and is no measure of that rounding."""
+    with jax.enable_x64(True):
+        check_adapter(WeightedSum(), np.zeros(4), seed=37940, checks=("linear_transpose",))
+
+
 class SoftplusSlopeFromOutput(Softplus):
     """The slope as ``1 - exp(-y)`` from the saved output ``y``: right, but the output is a
     residual-like constant of the rules, so their own derivatives lose a term."""

@@ -11,11 +11,12 @@ scattered ones, the sites).
 - ``RBFInterpolator(kernel, epsilon, smoothing, degree)``: ``(y, d, x)``, linear in ``d``;
   every order in ``y``, ``d`` and ``x``.
 - ``LinearNDInterpolator()``: ``(points, values, xi)`` on the Delaunay triangulation;
-  every order in all three. ``CloughTocher2DInterpolator()``: linear in ``values``.
+  every order in all three. ``CloughTocher2DInterpolator()``: every order in ``xi`` and
+  ``values`` (linear).
 
 The 1-D sites ``x`` are differentiated through the construction (the pieces' stretch and
 shift, and the slopes' system or formula in JAX), exactly; a spline of another degree, the
-grid ``points``, and the Clough-Tocher interpolant's ``points`` and ``xi`` are held fixed:
+grid ``points``, and the Clough-Tocher interpolant's ``points`` are held fixed:
 differentiating in them is a ``TypeError``.
 """
 

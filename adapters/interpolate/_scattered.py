@@ -41,6 +41,18 @@ def inner_queries(raw: np.ndarray) -> np.ndarray:
     return inradius + 0.5 * inradius / np.sqrt(n) * np.tanh(raw)
 
 
+def piece_queries(raw: np.ndarray) -> np.ndarray:
+    """Queries (m, 2) within a third of the inradius of the incentre of one of the three
+    pieces that Clough-Tocher splits ``scattered_sites``' corner triangle into (about its
+    centroid; the cubic is smooth inside each, C¹ across): at least 2 from the piece's
+    edges, so inside it also when the sites are rounded up to integers."""
+    piece = np.array([[0.0, 0.0], [20.0, 0.0], [20.0 / 3, 20.0 / 3]])
+    sides = np.linalg.norm(np.roll(piece, -1, axis=0) - np.roll(piece, 1, axis=0), axis=-1)
+    incentre = sides @ piece / sides.sum()
+    inradius = 20.0 * 20.0 / 3 / sides.sum()  # twice the area over the perimeter
+    return incentre + inradius / 3 / np.sqrt(2) * np.tanh(raw)
+
+
 class Scattered(jb.Adapter):
     """A scattered-data interpolant through ``(points, values)`` at ``xi``: ``points``
     (p, n), ``values`` (p,), ``xi`` (m, n) → (m,); leading axes are batch axes. Subclasses

@@ -1,24 +1,23 @@
 """``CloughTocher2DInterpolator``: the C¹ piecewise cubic on the Delaunay triangulation in the
-plane, linear in the values; its cotangent is the interpolants of the unit vectors."""
+plane, linear in the values; its rules are SciPy's element written in JAX (the Bezier cubic
+of each query's triangle) around bridged calls for the triangle's map and coefficients."""
 
 from __future__ import annotations
 
-import dataclasses
-import math
+import functools
 from typing import Any
 
 import jax
-import numpy as np
+import jax.numpy as jnp
 import scipy.interpolate
 
-import jaxbridge as jb
-
 from ..special._fixed import held_fixed
-from ._scattered import Scattered
+from ._clough_tocher_element import BarycentricMap, ControlCoefficients, barycentric, bezier
+from ._scattered import Scattered, broadcast_batch, piece_queries, scattered_sites
 
-NO_PLACE_DERIVATIVE = (
-    "SciPy gives no derivative of the Clough-Tocher interpolant, in the queries or in the "
-    "points (its vertex gradients come from a global iterative fit)"
+NO_POINTS_DERIVATIVE = (
+    "SciPy gives no derivative of the Clough-Tocher interpolant in the points (its vertex "
+    "gradients come from a global iterative fit)"
 )
 
 
@@ -31,16 +30,25 @@ class CloughTocher2DInterpolator(Scattered):
     ``points`` (p, 2) with p >= 3, ``values`` (p,), ``xi`` (m, 2) → (m,); leading axes are
     batch axes. ``fill_value`` (NaN) outside the convex hull, as SciPy. Values are SciPy's.
 
-    Derivatives: in ``values``, linear: the tangent is the interpolant of the tangent, the
-    cotangent ``Aᵀ g`` from SciPy's interpolant of the p unit vectors at ``xi`` (O(p m));
-    every order, ``jax.linear_transpose`` too. The vertex gradients are SciPy's iterative
-    fit, linear in the values up to ``tol`` (SciPy's 1e-6 by default; 1e-13 makes the
-    interpolant linear to rounding). In ``xi`` and ``points``: a ``TypeError`` (SciPy gives
-    no derivative of this interpolant). ``on_failure`` as for ``LinearNDInterpolator``.
+    Derivatives: the rules are SciPy's element written in JAX: in the triangle holding each
+    query, a cubic Bezier polynomial in its barycentric coordinates (split about the
+    centroid into three), whose 19 control coefficients come from the vertex values and
+    SciPy's vertex gradients (a bridged call, linear in ``values``; its transpose, another,
+    is linear in the cotangent). So: in ``xi``, the exact derivatives of SciPy's interpolant
+    (whatever ``tol``), every order wherever it is smooth (away from the triangles' edges and
+    their split, where the second derivatives jump; on one, those of the piece SciPy finds);
+    0 outside the hull. In ``values``, linear (``jax.linear_transpose`` too), mixed with
+    ``xi`` to every order. The vertex gradients are SciPy's iterative fit, linear in the
+    values up to ``tol`` (SciPy's 1e-6 by default; 1e-13 makes the interpolant linear to
+    rounding). In ``points``: a ``TypeError`` (the vertex gradients come from a global
+    iterative fit, which SciPy does not differentiate). ``on_failure`` as for
+    ``LinearNDInterpolator``.
     """
 
     tol: float = 1e-6
     maxiter: int = 400
+
+    domains = {"points": scattered_sites, "xi": piece_queries}
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -50,9 +58,7 @@ class CloughTocher2DInterpolator(Scattered):
             raise ValueError("CloughTocher2DInterpolator: parameter 'maxiter' must be an int >= 1.")
 
     def __call__(self, points: Any, values: Any, xi: Any) -> Any:
-        owner = "CloughTocher2DInterpolator"
-        points = held_fixed(owner, "points", NO_PLACE_DERIVATIVE, points)
-        xi = held_fixed(owner, "xi", NO_PLACE_DERIVATIVE, xi)
+        points = held_fixed("CloughTocher2DInterpolator", "points", NO_POINTS_DERIVATIVE, points)
         return super().__call__(points, values, xi)
 
     def interpolant(self, points, values):
@@ -71,45 +77,54 @@ class CloughTocher2DInterpolator(Scattered):
         return super().check(points, values, xi)
 
     def pushforward(self, res, tangents):
-        points, _, xi = res[:3]
-        dvalues = tangents[1]
-        return None if dvalues is None else self(points, dvalues, xi)
+        points, values, xi = res[:3]
+        names = tuple(n for n, t in zip(_MOVABLE, tangents[1:]) if t is not None)
+        moving = [t for t in tangents[1:] if t is not None]
+        return _tangent(self, names, points, values, xi, *moving) if names else None
 
-    def pullback(self, res, g):
-        points, _, xi = res[:3]
-        return None, _Transposed(self)(points, g, xi), None
+    def pullback(self, res, g, *, wanted=None):
+        points, values, xi = res[:3]
+        names = tuple(n for n in _MOVABLE if wanted is None or n in wanted)
+        if not names:
+            return None, None, None
+        cotangents = dict(zip(names, _cotangent(self, names, points, values, xi, g)))
+        return None, cotangents.get("values"), cotangents.get("xi")
 
 
-class _Transposed(jb.Adapter):
-    """``values̄ = Aᵀ g`` for ``of``'s interpolant at ``xi``: linear in ``g``, its pullback
-    the interpolant again."""
+_MOVABLE = ("values", "xi")
+_CORE_RANK = {"values": 1, "xi": 2}
 
-    of: CloughTocher2DInterpolator
 
-    signature = "(p,n),(m),(m,n)->(p)"
-    linear_in = ("g",)
+def _interpolant(adapter: CloughTocher2DInterpolator, points, values, xi):
+    """The interpolant at ``xi`` as JAX computes it: the Bezier cubic of each query's
+    triangle, whose map and coefficients hold still under a move of ``xi`` (piecewise
+    constant) and whose coefficients are linear in ``values``."""
+    fixed_points, fixed_xi = jax.lax.stop_gradient(points), jax.lax.stop_gradient(xi)
+    maps = BarycentricMap(adapter)(fixed_points, fixed_xi)
+    coefficients = ControlCoefficients(adapter)(fixed_points, values, fixed_xi)
+    inside = jnp.any(maps != 0, axis=(-2, -1))  # a triangle's map is never 0 (NaN: refused)
+    return jnp.where(inside, bezier(barycentric(maps, xi), coefficients), adapter.fill_value)
 
-    def output_specs(self, points, g, xi):
-        return jax.ShapeDtypeStruct(points.shape[-2:-1], jb.result_dtype(points, g, xi))
 
-    def forward(self, points, g, xi):
-        dtype = jb.result_dtype(points, g, xi)
-        p64 = np.asarray(points, np.float64)
-        p = p64.shape[0]
-        if self.of.check(p64, np.zeros(p), xi) is not None:  # (on_failure="nan")
-            return np.full(p, np.nan, dtype)
-        # the unit vectors' interpolants with NaN outside the hull, where the result is
-        # fill_value, a constant
-        unit = dataclasses.replace(self.of, fill_value=math.nan).interpolant(p64, np.eye(p))
-        columns = np.asarray(unit(np.asarray(xi, np.float64)))
-        keep = np.isfinite(columns).all(axis=-1)
-        return (columns[keep].T @ np.asarray(g, np.float64)[keep]).astype(dtype)
+def _moving(adapter, names, points, values, xi):
+    """``_interpolant`` as a function of the arguments ``names`` alone."""
+    fixed = {"values": values, "xi": xi}
 
-    def pushforward(self, res, tangents):
-        points, _, xi = res[:3]
-        dg = tangents[1]
-        return None if dg is None else self(points, dg, xi)
+    def interpolant(*moving):
+        return _interpolant(adapter, points, **{**fixed, **dict(zip(names, moving))})
 
-    def pullback(self, res, ct):
-        points, _, xi = res[:3]
-        return None, self.of(points, ct, xi), None
+    return interpolant, [fixed[n] for n in names]
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _tangent(adapter, names, points, values, xi, *tangents):
+    f, primals = _moving(adapter, names, points, values, xi)
+    # a tangent may carry batch axes its primal lacks
+    arrays = broadcast_batch(primals + list(tangents), [_CORE_RANK[n] for n in names] * 2)
+    return jax.jvp(f, tuple(arrays[: len(names)]), tuple(arrays[len(names) :]))[1]
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _cotangent(adapter, names, points, values, xi, g):
+    f, primals = _moving(adapter, names, points, values, xi)
+    return jax.vjp(f, *primals)[1](g)
