@@ -47,6 +47,9 @@ class KKTSystem:
         stationarity = self.f.gradient(x)[0] - jx.T @ mu
         return np.concatenate([stationarity, np.where(self.active, self.values(x), mu)])
 
+    def rough_jacobian(self, z):
+        return self.linearize(z, rough=True)[1]
+
     def linearize(self, z, rough=False):
         x, mu = z[: self.n], z[self.n :]
         n, m = self.n, self.m
