@@ -116,8 +116,7 @@ class MinimizeConstrained(ImplicitSolver):
 def _scipy_constraints(method, kinds, constraints):
     if method == "SLSQP":
         return [
-            {"type": kind, "fun": c, "jac": c.jacobian_x}
-            for kind, c in zip(kinds, constraints)
+            {"type": kind, "fun": c, "jac": c.jacobian_x} for kind, c in zip(kinds, constraints)
         ]
     out = []
     for kind, c in zip(kinds, constraints):
