@@ -177,24 +177,33 @@ class HostFunction:
     def jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Of a vector function: ``(∂F/∂x, ∂F/∂θ)``, (m, n) and (m, p), from the user's
         ``jacobian`` hook or from ``backward`` with each unit cotangent."""
-        jx, jt = self._jacobian(x, True)
+        _, jx, jt = self._jacobian(x, True)
         return jx, jt  # pyright: ignore[reportReturnType]
+
+    def value_and_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(F, ∂F/∂x, ∂F/∂θ)``: without a hook, ``F`` is the forward call ``backward``
+        needs anyway."""
+        out, jx, jt = self._jacobian(x, True)
+        return self(x) if out is None else out, jx, jt  # pyright: ignore[reportReturnType]
 
     def jacobian_x(self, x: np.ndarray) -> np.ndarray:
         """``∂F/∂x`` alone (what SciPy asks for at every iteration): see ``jacobian``."""
-        return self._jacobian(x, False)[0]
+        return self._jacobian(x, False)[1]
 
-    def _jacobian(self, x: np.ndarray, parameters: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    def _jacobian(
+        self, x: np.ndarray, parameters: bool
+    ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
+        """``(F or None, ∂F/∂x, ∂F/∂θ or None)``: ``F`` where it came for free (from the
+        forward call that ``backward`` needs), ``∂F/∂θ`` with ``parameters``."""
         x = np.asarray(x, np.float64)
-        m = self.size(x)
         hook: Any = getattr(self.adapter, "jacobian", None)
         if callable(hook):
-            n, p = x.shape[-1], self.theta.shape[-1]
+            m, n, p = self.size(x), x.shape[-1], self.theta.shape[-1]
             pair: Any = hook(x, self.theta)
             jx, jt = pair
             jx = self._hooked("jacobian", jx, (m, n))
-            return jx, self._hooked("jacobian", jt, (m, p)) if parameters else None
-        return self._pullbacks(x, np.eye(m), parameters)[1:]
+            return None, jx, self._hooked("jacobian", jt, (m, p)) if parameters else None
+        return self._pullbacks(x, np.eye(self.size(x)), parameters)
 
     def _first(self, x: np.ndarray, parameters: bool) -> tuple[np.ndarray, ...]:
         """The gradient of a scalar function, the Jacobian of a vector one: in ``x``, and
@@ -203,7 +212,7 @@ class HostFunction:
         if self.scalar and (w is None or not callable(getattr(self.adapter, "jacobian", None))):
             _, gx, gt = self._pullbacks(x, self._cotangent, parameters)
             return (gx[0],) if gt is None else (gx[0], gt[0])
-        jx, jt = self._jacobian(x, parameters)
+        _, jx, jt = self._jacobian(x, parameters)
         if w is not None:  # contracted, from the ``jacobian`` hook
             jx, jt = w @ jx, None if jt is None else w @ jt
         return (jx,) if jt is None else (jx, jt)

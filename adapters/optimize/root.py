@@ -85,5 +85,4 @@ class _RootSystem:
         return self.fun.jacobian_x(x)
 
     def linearize(self, x):
-        jx, jt = self.fun.jacobian(x)
-        return self.fun(x), jx, jt
+        return self.fun.value_and_jacobian(x)
