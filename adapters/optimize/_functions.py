@@ -93,7 +93,7 @@ class HostFunction:
         its second derivatives, ``Σ wᵢ ∇²Fᵢ``, cost one call per difference point (with a
         ``jacobian`` hook, ``weights`` times the hook's matrices)."""
         scalar = HostFunction(self.adapter, self.theta, self.box)
-        scalar.scalar, scalar._weights = True, weights
+        scalar.scalar, scalar._weights, scalar._size = True, weights, self._size
         return scalar
 
     @property
