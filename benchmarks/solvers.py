@@ -376,22 +376,28 @@ def many_parameter_rows(rounds: int) -> None:
     value = jax.jit(solver)
     loss = jax.jit(jax.value_and_grad(lambda x0, t: solver(x0, t).sum(), 1))
 
-    def direct():
+    def direct(jacobian=many_parameter_jacobian):
         return scipy.optimize.least_squares(
             many_parameter_residual,
             start,
-            jac=many_parameter_jacobian,  # pyright: ignore[reportArgumentType]
+            jac=jacobian,  # pyright: ignore[reportArgumentType]
             args=(data,),
             ftol=1e-12,
             xtol=1e-12,
             gtol=1e-12,
         ).x
 
+    def by_backward(x, theta, residual=ManyParameterFit()):
+        """What the bridge has without a hook: ``backward`` with each unit cotangent."""
+        value = residual.forward(x, theta)
+        return residual.backward((x, theta, value), np.eye(len(value)))[0]
+
     table(
         f"LeastSquares(trf), {len(MANY_TIMES)} residuals, 3 unknowns, {MANY_P} parameters, "
         "no hooks",
         {
             "scipy.optimize.least_squares": direct,
+            "the same, jac = the adapter's backward": lambda: direct(by_backward),
             "jit(LeastSquares) value": lambda: value(x0, theta),
             "jit(value_and_grad) in the data": lambda: loss(x0, theta),
         },
