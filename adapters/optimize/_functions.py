@@ -162,7 +162,7 @@ class HostFunction:
     def value_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """Of a scalar objective, for SciPy: ``(f, ∂f/∂x)`` from one forward and one
         backward call."""
-        out, gx, _ = self.pullbacks(x, _ONE)
+        out, gx, _ = self._pullbacks(x, _ONE, False)
         return float(out), gx[0]
 
     def gradient(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
