@@ -105,13 +105,14 @@ _P = 200  # each datum is compared at two times, t and t + 1.5
 class _TwiceMeasured(jb.Adapter):
     """``a e^{-k tᵢ} + c - θ_{i mod p}``: x = (a, k, c), 400 residuals, 200 parameters.
     Vectorized, no hooks; ``full`` counts the backward calls that build a whole Jacobian
-    (one unit cotangent per residual)."""
+    (one unit cotangent per residual), ``batches`` records the batch of x in them."""
 
     signature = "(n),(p)->(m)"
     vectorized = True
 
     def __init__(self):
         object.__setattr__(self, "full", [0])
+        object.__setattr__(self, "batches", set())
 
     def output_specs(self, x, theta):
         return jax.ShapeDtypeStruct((len(_TIMES),), x.dtype)
@@ -124,6 +125,7 @@ class _TwiceMeasured(jb.Adapter):
         x, _, _ = res
         if g.ndim == 2 and len(g) == len(_TIMES):
             self.full[0] += 1
+            self.batches.add(x.shape[:-1])
         ge = g * np.exp(-x[..., 1:2] * _TIMES)
         gx = np.stack([ge.sum(-1), -x[..., 0] * (ge @ _TIMES), g.sum(-1)], -1)
         return gx, -(g[..., :_P] + g[..., _P:])
@@ -175,11 +177,14 @@ def test_value_builds_whole_jacobians_only_for_scipy_and_the_solution():
         lambda x: residual.forward(x, data), x0, jac=jacobian, ftol=1e-12, xtol=1e-12, gtol=1e-12
     )
     residual.full[0] = 0
+    residual.batches.clear()
     with jax.enable_x64(True):
         x = LeastSquares(residual)(jnp.asarray(x0), jnp.asarray(data))
     # the same run of SciPy: its answer (stopped by its step size) then refined
     np.testing.assert_allclose(x, direct.x, rtol=1e-5)
     assert residual.full[0] == direct.njev + 2
+    # x comes once, broadcast against the cotangents: e^{-k t} is computed once per call
+    assert residual.batches == {(1,)}
 
 
 class _HookedGrowth(Growth):

@@ -135,7 +135,9 @@ class HostFunction:
         out, extras = self._forward(x)
         k, n, p = len(gs), x.shape[-1], self.theta.shape[-1]
         if self.adapter.vectorized:
-            res = tuple(np.broadcast_to(a, (k, *a.shape)) for a in (x, self.theta, out, *extras))
+            # one batch element, broadcast against the k cotangents (a gufunc's size-1 axis):
+            # the user's backward computes what depends on x alone once, not k times
+            res = tuple(a[None] for a in (x, self.theta, out, *extras))
             gx, gt = self.adapter.backward(res, gs)[:2]
             return (
                 out,
