@@ -119,18 +119,13 @@ class HostFunction:
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return self._forward(np.asarray(x, np.float64))[0]
 
-    def pullbacks(self, x: np.ndarray, gs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The value at ``x``, and ``backward`` for each cotangent in the stack ``gs``: one
-        row per cotangent of the gradients in ``x`` and in ``theta``."""
-        out, gx, gt = self._pullbacks(x, gs, True)
-        return out, gx, gt  # pyright: ignore[reportReturnType]
-
     def _pullbacks(
         self, x: np.ndarray, gs: np.ndarray, parameters: bool
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """``pullbacks``; without ``parameters`` the gradients in ``theta`` are None: the
-        user's ``backward`` still computes them, but no (k, p) array is checked or stacked
-        (SciPy's iterations need only the gradients in ``x``)."""
+        """The value at ``x``, and ``backward`` for each cotangent in the stack ``gs``: one
+        row per cotangent of the gradients in ``x`` and, with ``parameters``, in ``theta``
+        (else None: the user's ``backward`` still computes them, but no (k, p) array is
+        checked or stacked; SciPy's iterations need only the gradients in ``x``)."""
         x = np.asarray(x, np.float64)
         out, extras = self._forward(x)
         k, n, p = len(gs), x.shape[-1], self.theta.shape[-1]
@@ -167,13 +162,8 @@ class HostFunction:
         out, gx, _ = self._pullbacks(x, _ONE, False)
         return float(out), gx[0]
 
-    def gradient(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Of a scalar objective: ``(∂f/∂x, ∂f/∂θ)`` from one ``backward`` call."""
-        gx, gt = self._first(x, True)
-        return gx, gt
-
     def gradient_x(self, x: np.ndarray) -> np.ndarray:
-        """``∂f/∂x`` alone: see ``gradient``."""
+        """Of a scalar objective: ``∂f/∂x`` from one ``backward`` call."""
         return self._first(x, False)[0]
 
     def jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

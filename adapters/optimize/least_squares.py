@@ -87,8 +87,8 @@ class LeastSquares(ImplicitSolver):
 
 
 class _SumOfSquares:
-    """``½ |r|²`` with its gradient ``(Jᵀr, R_θᵀr)`` and second derivatives ``JᵀJ + Σ rᵢ
-    ∇²rᵢ`` and ``Jᵀ R_θ + Σ rᵢ ∂²rᵢ/∂x∂θ``.
+    """``½ |r|²`` with its gradient ``Jᵀr`` and second derivatives ``JᵀJ + Σ rᵢ ∇²rᵢ`` and
+    ``Jᵀ R_θ + Σ rᵢ ∂²rᵢ/∂x∂θ``.
 
     Without hooks the gradient is one ``backward`` call with cotangent ``r``, and the sums
     ``Σ rᵢ ∇²rᵢ`` are the second derivatives of ``w · r(x)`` at the fixed weights ``w = r``
@@ -97,9 +97,6 @@ class _SumOfSquares:
 
     def __init__(self, r: HostFunction):
         self.r = r
-
-    def gradient(self, x):
-        return self.r.contracted(self.r(x)).gradient(x)
 
     def gradient_x(self, x):
         return self.r.contracted(self.r(x)).gradient_x(x)
