@@ -8,7 +8,8 @@ beside. Not a test: nothing is asserted.
 - ``Minimize`` (BFGS, L-BFGS-B): ``vmap`` over 64 Rosenbrock problems, n = 2, without a
   ``hessian`` hook (second derivatives from the exact gradient) and with one.
 - ``Root`` (hybr): a 50-unknown Bratu problem, with and without a ``jacobian`` hook.
-- ``LeastSquares`` (trf): ``vmap`` over 64 exponential fits, 2 unknowns, 20 residuals.
+- ``LeastSquares`` (trf): ``vmap`` over 64 exponential fits, 2 unknowns, 20 residuals; and
+  one fit of 3 unknowns to 2000 residuals in 1000 parameters, without hooks.
 - ``OdeSolve``: Robertson over [0, 40], rtol 1e-6, atol 1e-10 (BDF, Radau; the adjoint and
   forward sensitivities), and Lotka-Volterra with RK45; diffrax (Kvaerno5, Tsit5) beside it
   where installed.
@@ -131,6 +132,41 @@ class ExponentialFit(jb.Adapter):
 def fit_jacobian(x):
     e = np.exp(-x[1] * FIT_TIMES)
     return np.stack([e, -x[0] * FIT_TIMES * e], -1)
+
+
+MANY_TIMES = np.linspace(0.0, 4.0, 2000)
+MANY_P = 1000
+
+
+class ManyParameterFit(jb.Adapter):
+    """Residuals ``x₀ e^{-x₁ t_i} + x₂ - θ_{i mod p}``: three unknowns, 2000 residuals, and
+    1000 data values ``θ``, each measured twice (at ``t`` and ``t + 2``). Vectorized, no
+    hooks: the Jacobian is one batched ``backward`` call, its θ part a dense (2000, 1000)."""
+
+    signature = "(n),(p)->(m)"
+    vectorized = True
+
+    def output_specs(self, x, theta):
+        return jax.ShapeDtypeStruct((*x.shape[:-1], len(MANY_TIMES)), x.dtype)
+
+    def forward(self, x, theta):
+        e = np.exp(-x[..., 1:2] * MANY_TIMES)
+        return x[..., :1] * e + x[..., 2:] - np.concatenate([theta, theta], -1)
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        ge = g * np.exp(-x[..., 1:2] * MANY_TIMES)
+        gx = np.stack([ge.sum(-1), -x[..., 0] * (ge @ MANY_TIMES), g.sum(-1)], -1)
+        return gx, -(g[..., :MANY_P] + g[..., MANY_P:])
+
+
+def many_parameter_residual(x, theta):
+    return x[0] * np.exp(-x[1] * MANY_TIMES) + x[2] - np.concatenate([theta, theta])
+
+
+def many_parameter_jacobian(x, theta):
+    e = np.exp(-x[1] * MANY_TIMES)
+    return np.stack([e, -x[0] * MANY_TIMES * e, np.ones_like(e)], -1)
 
 
 ROBERTSON_TIMES = np.array([0.0, 40.0])
@@ -331,6 +367,45 @@ def least_squares_rows(rounds: int) -> None:
     )
 
 
+def many_parameter_rows(rounds: int) -> None:
+    rng = np.random.default_rng(2)
+    data = 1.5 * np.exp(-0.7 * MANY_TIMES[:MANY_P]) + 0.3 + 0.01 * rng.standard_normal(MANY_P)
+    start = np.array([1.0, 1.0, 0.0])
+    x0, theta = jnp.asarray(start), jnp.asarray(data)
+    solver = LeastSquares(ManyParameterFit())
+    value = jax.jit(solver)
+    loss = jax.jit(jax.value_and_grad(lambda x0, t: solver(x0, t).sum(), 1))
+
+    def direct(jacobian=many_parameter_jacobian):
+        return scipy.optimize.least_squares(
+            many_parameter_residual,
+            start,
+            jac=jacobian,  # pyright: ignore[reportArgumentType]
+            args=(data,),
+            ftol=1e-12,
+            xtol=1e-12,
+            gtol=1e-12,
+        ).x
+
+    def by_backward(x, theta, residual=ManyParameterFit()):
+        """What the bridge has without a hook: ``backward`` with each unit cotangent."""
+        value = residual.forward(x, theta)
+        return residual.backward((x, theta, value), np.eye(len(value)))[0]
+
+    table(
+        f"LeastSquares(trf), {len(MANY_TIMES)} residuals, 3 unknowns, {MANY_P} parameters, "
+        "no hooks",
+        {
+            "scipy.optimize.least_squares": direct,
+            "the same, jac = the adapter's backward": lambda: direct(by_backward),
+            "jit(LeastSquares) value": lambda: value(x0, theta),
+            "jit(value_and_grad) in the data": lambda: loss(x0, theta),
+        },
+        "scipy.optimize.least_squares",
+        rounds,
+    )
+
+
 def ode_rows(rounds: int, methods: tuple[str, ...], contender: bool) -> None:
     y0_host, theta_host = np.array([1.0, 0.0, 0.0]), np.log([0.04, 3.0e7, 1.0e4])
     y0, theta, ts = map(jnp.asarray, (y0_host, theta_host, ROBERTSON_TIMES))
@@ -448,7 +523,7 @@ def main() -> None:
     rows = {
         "minimize": lambda: minimize_rows(rounds, ("L-BFGS-B",) if quick else ("BFGS", "L-BFGS-B")),
         "root": lambda: root_rows(rounds),
-        "least_squares": lambda: least_squares_rows(rounds),
+        "least_squares": lambda: (least_squares_rows(rounds), many_parameter_rows(rounds)),
         "ode": lambda: ode_rows(rounds, ("BDF",) if quick else ("BDF", "Radau"), not quick),
     }
     for name, run in rows.items():

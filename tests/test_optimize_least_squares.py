@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import scipy.optimize
 from _optimize_problems import DESIGN, Growth, LinearModel
 
 import jaxbridge as jb
@@ -93,3 +94,115 @@ def test_underdetermined_fit_raises_or_gives_nan():
 def test_unsupported_options_are_refused():
     with pytest.raises(ValueError, match="option 'loss' is not supported"):
         LeastSquares(LinearModel(), options=(("loss", "soft_l1"),))
+
+
+# ------------------------------------------------------------------- many parameters
+
+_TIMES = np.linspace(0.0, 3.0, 400)
+_P = 200  # each datum is compared at two times, t and t + 1.5
+
+
+class _TwiceMeasured(jb.Adapter):
+    """``a e^{-k tᵢ} + c - θ_{i mod p}``: x = (a, k, c), 400 residuals, 200 parameters.
+    Vectorized, no hooks; ``full`` counts the backward calls that build a whole Jacobian
+    (one unit cotangent per residual), ``batches`` records the batch of x in them."""
+
+    signature = "(n),(p)->(m)"
+    vectorized = True
+
+    def __init__(self):
+        object.__setattr__(self, "full", [0])
+        object.__setattr__(self, "batches", set())
+
+    def output_specs(self, x, theta):
+        return jax.ShapeDtypeStruct((len(_TIMES),), x.dtype)
+
+    def forward(self, x, theta):
+        e = np.exp(-x[..., 1:2] * _TIMES)
+        return x[..., :1] * e + x[..., 2:] - np.concatenate([theta, theta], -1)
+
+    def backward(self, res, g):
+        x, _, _ = res
+        if g.ndim == 2 and len(g) == len(_TIMES):
+            self.full[0] += 1
+            self.batches.add(x.shape[:-1])
+        ge = g * np.exp(-x[..., 1:2] * _TIMES)
+        gx = np.stack([ge.sum(-1), -x[..., 0] * (ge @ _TIMES), g.sum(-1)], -1)
+        return gx, -(g[..., :_P] + g[..., _P:])
+
+
+def _twice_measured_data():
+    noise = 0.05 * np.random.default_rng(3).standard_normal(_P)
+    return 1.5 * np.exp(-0.7 * _TIMES[:_P]) + 0.3 + noise
+
+
+def _twice_measured_sensitivity(x):
+    """``∂x/∂θ = -H⁻¹ Jᵀ R_θ`` with ``H = JᵀJ + Σ rᵢ ∇²rᵢ``, worked out by hand."""
+    a, k, c = x
+    e = np.exp(-k * _TIMES)
+    r = a * e + c - np.concatenate([_twice_measured_data()] * 2)
+    jac = np.stack([e, -a * _TIMES * e, np.ones_like(e)], -1)
+    mixed = -r @ (_TIMES * e)  # Σ rᵢ ∂²rᵢ/∂a∂k
+    curvature = np.array([[0, mixed, 0], [mixed, r @ (a * _TIMES**2 * e), 0], [0, 0, 0]])
+    by_theta = -(jac[:_P] + jac[_P:]).T  # Jᵀ R_θ
+    return -np.linalg.solve(jac.T @ jac + curvature, by_theta)
+
+
+def test_many_parameters_gradient_by_hand():
+    """400 residuals in 200 parameters: the sensitivities equal the implicit function
+    theorem worked out by hand, in both modes; the curvature term matters."""
+    residual = _TwiceMeasured()
+    fit = LeastSquares(residual)
+    with jax.enable_x64(True):
+        x0, theta = jnp.array([1.0, 1.0, 0.0]), jnp.asarray(_twice_measured_data())
+        x = np.asarray(jax.jit(fit)(x0, theta))
+        expected = _twice_measured_sensitivity(x)
+        np.testing.assert_allclose(jax.jit(jax.jacrev(fit, 1))(x0, theta), expected, rtol=1e-10)
+        np.testing.assert_allclose(jax.jit(jax.jacfwd(fit, 1))(x0, theta), expected, rtol=1e-10)
+
+
+def test_value_builds_whole_jacobians_only_for_scipy_and_the_solution():
+    """Without hooks a whole Jacobian is one backward call per residual: SciPy's iterations
+    need one each, the refinement one at SciPy's answer and the checks one at the solution.
+    Second derivatives come from one backward call (cotangent ``r``) per difference point,
+    never from whole Jacobians there."""
+    residual = _TwiceMeasured()
+    data = _twice_measured_data()
+    x0 = np.array([1.0, 1.0, 0.0])
+
+    def jacobian(x):
+        return residual.backward((x[None], data[None], None), np.eye(len(_TIMES)))[0]
+
+    direct = scipy.optimize.least_squares(
+        lambda x: residual.forward(x, data), x0, jac=jacobian, ftol=1e-12, xtol=1e-12, gtol=1e-12
+    )
+    residual.full[0] = 0
+    residual.batches.clear()
+    with jax.enable_x64(True):
+        x = LeastSquares(residual)(jnp.asarray(x0), jnp.asarray(data))
+    # the same run of SciPy: its answer (stopped by its step size) then refined
+    np.testing.assert_allclose(x, direct.x, rtol=1e-5)
+    assert residual.full[0] == direct.njev + 2
+    # x comes once, broadcast against the cotangents: e^{-k t} is computed once per call
+    assert residual.batches == {(1,)}
+
+
+class _HookedGrowth(Growth):
+    """``Growth`` with a ``jacobian`` hook and a backward that must not be called."""
+
+    def jacobian(self, x, y):
+        t = np.linspace(0, 1, len(y))
+        e = np.exp(x[1] * t)
+        return np.stack([e, x[0] * t * e], axis=1), -np.eye(len(y))
+
+    def backward(self, res, g):
+        raise AssertionError("the jacobian hook serves every derivative")
+
+
+def test_a_jacobian_hook_serves_the_curvature_too():
+    fit = LeastSquares(_HookedGrowth())
+    with jax.enable_x64(True):
+        y = jnp.asarray(2.0 * np.exp(0.8 * np.linspace(0, 1, 4)) + [1.0, -1.0, -1.0, 1.0])
+        x = fit(jnp.array([1.0, 1.0]), y)
+        jac = jax.jacrev(fit, 1)(jnp.array([1.0, 1.0]), y)
+        np.testing.assert_allclose(jac, _growth_sensitivity(np.asarray(x), np.asarray(y)), 1e-10)

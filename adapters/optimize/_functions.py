@@ -86,6 +86,21 @@ class HostFunction:
         self.name = type(adapter).__name__
         self._size: int | None = None  # the output's size, known after the first call
         self.scalar = adapter.signature.replace(" ", "").endswith("->()")
+        self._weights: np.ndarray | None = None  # see ``contracted``
+
+    def contracted(self, weights: np.ndarray) -> HostFunction:
+        """The scalar ``x -> weights · F(x, theta)`` with ``weights`` fixed: its gradient is
+        one ``backward`` call with cotangent ``weights`` (not one per output of ``F``), so
+        its second derivatives, ``Σ wᵢ ∇²Fᵢ``, cost one call per difference point (with a
+        ``jacobian`` hook, ``weights`` times the hook's matrices)."""
+        scalar = HostFunction(self.adapter, self.theta, self.box)
+        scalar.scalar, scalar._weights, scalar._size = True, weights, self._size
+        return scalar
+
+    @property
+    def _cotangent(self) -> np.ndarray:
+        """The cotangent whose pullback is the gradient of a scalar function."""
+        return _ONE if self._weights is None else self._weights[None]
 
     def _forward(self, x: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         result = self.adapter.forward(x, self.theta)
@@ -105,61 +120,95 @@ class HostFunction:
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return self._forward(np.asarray(x, np.float64))[0]
 
-    def pullbacks(self, x: np.ndarray, gs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _pullbacks(
+        self, x: np.ndarray, gs: np.ndarray, parameters: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The value at ``x``, and ``backward`` for each cotangent in the stack ``gs``: one
-        row per cotangent of the gradients in ``x`` and in ``theta``."""
+        row per cotangent of the gradients in ``x`` and, with ``parameters``, in ``theta``
+        (else None: the user's ``backward`` still computes them, but no (k, p) array is
+        checked or stacked; SciPy's iterations need only the gradients in ``x``)."""
         x = np.asarray(x, np.float64)
         out, extras = self._forward(x)
         k, n, p = len(gs), x.shape[-1], self.theta.shape[-1]
         if self.adapter.vectorized:
-            res = tuple(np.broadcast_to(a, (k, *a.shape)) for a in (x, self.theta, out, *extras))
+            # one batch element, broadcast against the k cotangents (a gufunc's size-1 axis):
+            # the user's backward computes what depends on x alone once, not k times
+            res = tuple(a[None] for a in (x, self.theta, out, *extras))
             gx, gt = self.adapter.backward(res, gs)[:2]
             return (
                 out,
                 cotangent(self.name, self.adapter, 0, gx, (k, n), 1),
-                cotangent(self.name, self.adapter, 1, gt, (k, p), 1),
+                cotangent(self.name, self.adapter, 1, gt, (k, p), 1) if parameters else None,
             )
         if k == 1:  # (a scalar objective's gradient: SciPy asks for it at every step)
             gx, gt = self.adapter.backward((x, self.theta, out, *extras), gs[0])[:2]
             if not _exactly(gx, n):
                 gx = cotangent(self.name, self.adapter, 0, gx, (n,))
+            if not parameters:
+                return out, gx[None], None
             if not _exactly(gt, p):
                 gt = cotangent(self.name, self.adapter, 1, gt, (p,))
             return out, gx[None], gt[None]
-        gxs, gts = np.empty((k, n)), np.empty((k, p))
+        gxs, gts = np.empty((k, n)), np.empty((k, p)) if parameters else None
         for i, g in enumerate(gs):
             gx, gt = self.adapter.backward((x, self.theta, out, *extras), np.asarray(g))[:2]
             gxs[i] = cotangent(self.name, self.adapter, 0, gx, (n,))
-            gts[i] = cotangent(self.name, self.adapter, 1, gt, (p,))
+            if gts is not None:
+                gts[i] = cotangent(self.name, self.adapter, 1, gt, (p,))
         return out, gxs, gts
 
     def value_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """Of a scalar objective, for SciPy: ``(f, ∂f/∂x)`` from one forward and one
         backward call."""
-        out, gx, _ = self.pullbacks(x, _ONE)
+        out, gx, _ = self._pullbacks(x, _ONE, False)
         return float(out), gx[0]
 
-    def gradient(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Of a scalar objective: ``(∂f/∂x, ∂f/∂θ)`` from one ``backward`` call."""
-        _, gx, gt = self.pullbacks(x, _ONE)
-        return gx[0], gt[0]
+    def gradient_x(self, x: np.ndarray) -> np.ndarray:
+        """Of a scalar objective: ``∂f/∂x`` from one ``backward`` call."""
+        return self._first(x, False)[0]
 
     def jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Of a vector function: ``(∂F/∂x, ∂F/∂θ)``, (m, n) and (m, p), from the user's
         ``jacobian`` hook or from ``backward`` with each unit cotangent."""
+        _, jx, jt = self._jacobian(x, True)
+        return jx, jt  # pyright: ignore[reportReturnType]
+
+    def value_and_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(F, ∂F/∂x, ∂F/∂θ)``: without a hook, ``F`` is the forward call ``backward``
+        needs anyway."""
+        out, jx, jt = self._jacobian(x, True)
+        return self(x) if out is None else out, jx, jt  # pyright: ignore[reportReturnType]
+
+    def jacobian_x(self, x: np.ndarray) -> np.ndarray:
+        """``∂F/∂x`` alone (what SciPy asks for at every iteration): see ``jacobian``."""
+        return self._jacobian(x, False)[1]
+
+    def _jacobian(
+        self, x: np.ndarray, parameters: bool
+    ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
+        """``(F or None, ∂F/∂x, ∂F/∂θ or None)``: ``F`` where it came for free (from the
+        forward call that ``backward`` needs), ``∂F/∂θ`` with ``parameters``."""
         x = np.asarray(x, np.float64)
-        m = self.size(x)
         hook: Any = getattr(self.adapter, "jacobian", None)
         if callable(hook):
-            n, p = x.shape[-1], self.theta.shape[-1]
+            m, n, p = self.size(x), x.shape[-1], self.theta.shape[-1]
             pair: Any = hook(x, self.theta)
             jx, jt = pair
-            return self._hooked("jacobian", jx, (m, n)), self._hooked("jacobian", jt, (m, p))
-        return self.pullbacks(x, np.eye(m))[1:]
+            jx = self._hooked("jacobian", jx, (m, n))
+            return None, jx, self._hooked("jacobian", jt, (m, p)) if parameters else None
+        return self._pullbacks(x, np.eye(self.size(x)), parameters)
 
-    def first(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The gradient of a scalar function, the Jacobian of a vector one."""
-        return self.gradient(x) if self.scalar else self.jacobian(x)
+    def _first(self, x: np.ndarray, parameters: bool) -> tuple[np.ndarray, ...]:
+        """The gradient of a scalar function, the Jacobian of a vector one: in ``x``, and
+        with ``parameters`` in ``theta`` too."""
+        w = self._weights
+        if self.scalar and (w is None or not callable(getattr(self.adapter, "jacobian", None))):
+            _, gx, gt = self._pullbacks(x, self._cotangent, parameters)
+            return (gx[0],) if gt is None else (gx[0], gt[0])
+        _, jx, jt = self._jacobian(x, parameters)
+        if w is not None:  # contracted, from the ``jacobian`` hook
+            jx, jt = w @ jx, None if jt is None else w @ jt
+        return (jx,) if jt is None else (jx, jt)
 
     def _hooked(self, hook: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
         array = np.asarray(value, np.float64)
@@ -171,7 +220,19 @@ class HostFunction:
 
     def second(self, x: np.ndarray, rough: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """``(∂²/∂x², ∂²/∂x∂θ)``: (n, n) and (n, p) for a scalar function, (m, n, n) and
-        (m, n, p) for a vector one.
+        (m, n, p) for a vector one. See ``_second``."""
+        hxx, hxt = self._second(x, rough, True)
+        return hxx, hxt  # pyright: ignore[reportReturnType]
+
+    def second_x(self, x: np.ndarray, rough: bool = False) -> np.ndarray:
+        """``∂²/∂x²`` alone: the differences carry no gradients in ``theta`` (with many
+        parameters, most of the work). See ``_second``."""
+        return self._second(x, rough, False)[0]
+
+    def _second(
+        self, x: np.ndarray, rough: bool, parameters: bool
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(∂²/∂x², ∂²/∂x∂θ)``, the second None without ``parameters``.
 
         From the user's ``hessian`` hook if there is one; otherwise differences in each
         ``x_j`` of the exact first derivatives (``backward``), extrapolated by Ridders'
@@ -183,21 +244,28 @@ class HostFunction:
         x = np.asarray(x, np.float64)
         hook: Any = getattr(self.adapter, "hessian", None)
         if callable(hook):
-            lead = () if self.scalar else (self.size(x),)
+            w = self._weights
+            lead = () if self.scalar and w is None else (self.size(x),)
             n, p = x.shape[-1], self.theta.shape[-1]
             pair: Any = hook(x, self.theta)
             hxx, hxt = pair
-            return self._hooked("hessian", hxx, (*lead, n, n)), self._hooked(
-                "hessian", hxt, (*lead, n, p)
-            )
-        at_x = self.first(x)
+            hxx = self._hooked("hessian", hxx, (*lead, n, n))
+            hxt = self._hooked("hessian", hxt, (*lead, n, p)) if parameters else None
+            if w is not None:
+                hxx = np.tensordot(w, hxx, 1)
+                hxt = None if hxt is None else np.tensordot(w, hxt, 1)
+            return hxx, hxt
+        at_x = self._first(x, parameters)
         sizes = [d.size for d in at_x]
         columns = [self._column(x, j, at_x, rough) for j in range(x.shape[-1])]
         # column j holds ∂/∂x_j of the first derivatives: of ∂f/∂x (.., n) and ∂f/∂θ (.., p)
         stacked = np.stack(columns, axis=-1) if columns else np.zeros((sum(sizes), 0))
         hxx = stacked[: sizes[0]].reshape(*at_x[0].shape, x.shape[-1])
+        hxx = (hxx + np.swapaxes(hxx, -1, -2)) / 2
+        if not parameters:
+            return hxx, None
         hxt = np.swapaxes(stacked[sizes[0] :].reshape(*at_x[1].shape, x.shape[-1]), -1, -2)
-        return (hxx + np.swapaxes(hxx, -1, -2)) / 2, hxt
+        return hxx, hxt
 
     def _column(
         self, x: np.ndarray, j: int, at_x: tuple[np.ndarray, ...], rough: bool = False
@@ -225,7 +293,7 @@ class HostFunction:
             def at(offset: float) -> np.ndarray:
                 moved = x.copy()
                 moved[j] += offset
-                return np.concatenate([d.ravel() for d in self.first(moved)])
+                return np.concatenate([d.ravel() for d in self._first(moved, len(at_x) > 1)])
 
             if side == 0:
                 return (at(step) - at(-step)) / (2 * step)

@@ -84,11 +84,14 @@ def outcome(routine: str, method: str, result: Any) -> str:
 class System(Protocol):
     def residual(self, z: np.ndarray, /) -> np.ndarray: ...
 
-    def linearize(
-        self, z: np.ndarray, rough: bool = False, /
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(F, J_z, J_q)`` at ``z``; ``rough``: second derivatives in them need only be
-        good enough for Newton steps (see ``HostFunction.second``)."""
+    def rough_jacobian(self, z: np.ndarray, /) -> np.ndarray:
+        """``J_z`` at ``z``, good enough for Newton steps (second derivatives by one
+        difference: see ``HostFunction.second``); no ``J_q``, which only the solution's
+        linearization needs."""
+        ...
+
+    def linearize(self, z: np.ndarray, /) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(F, J_z, J_q)`` at ``z``, accurate."""
         ...
 
 
@@ -121,8 +124,7 @@ def settle(
             f"allowed {LOOSE * scale:.1e})"
         )
     if _norm(f) != 0:
-        _, rough, _ = system.linearize(z, True)
-        z, f = _chord(system, z, f, rough)
+        z, f = _chord(system, z, f, system.rough_jacobian(z))
     f, jz, jq = system.linearize(z)
     if not _norm(f) <= TIGHT * scale:  # Newton proper, where the rough steps fell short
         for _ in range(REFINEMENTS):
@@ -177,20 +179,28 @@ def _chord(
     system: System, z: np.ndarray, f: np.ndarray, matrix: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Up to ``REFINEMENTS`` steps ``z - matrix⁻¹ F(z)`` from ``z`` (where ``F`` is ``f``),
-    while each reduces ``|F|``. Returns the last ``(z, F(z))``."""
+    while each reduces ``|F|``; ``matrix`` is factorised once. Returns the last ``(z, F(z))``."""
+    factors = None
     for _ in range(REFINEMENTS):
         if _norm(f) == 0:
             break
-        try:
-            step = np.linalg.solve(matrix, f)
-        except np.linalg.LinAlgError:
-            break
+        if factors is None:
+            if not np.isfinite(matrix).all():
+                break
+            lu, pivots, info = _getrf(matrix)
+            if info != 0:  # exactly singular (info > 0): no step
+                break
+            factors = (lu, pivots)
+        step = _getrs(*factors, f)[0]
         candidate = z - step
         moved = system.residual(candidate)
         if not _norm(moved) < _norm(f):
             break
         z, f = candidate, moved
     return z, f
+
+
+_getrf, _getrs = scipy.linalg.get_lapack_funcs(("getrf", "getrs"), (np.zeros(1),))
 
 
 def reciprocal_condition(a: np.ndarray) -> float:

@@ -44,13 +44,16 @@ class KKTSystem:
     def residual(self, z):
         x, mu = z[: self.n], z[self.n :]
         jx, _ = self.jacobians(x)
-        stationarity = self.f.gradient(x)[0] - jx.T @ mu
+        stationarity = self.f.gradient_x(x) - jx.T @ mu
         return np.concatenate([stationarity, np.where(self.active, self.values(x), mu)])
+
+    def rough_jacobian(self, z):
+        return self.linearize(z, rough=True)[1]
 
     def linearize(self, z, rough=False):
         x, mu = z[: self.n], z[self.n :]
         n, m = self.n, self.m
-        gx, _ = self.f.gradient(x)
+        gx = self.f.gradient_x(x)
         hxx, hxt = self.f.second(x, rough)
         jx, jt = self.jacobians(x)
         stops = np.cumsum(self.sizes, dtype=int)
@@ -82,8 +85,8 @@ def solve_kkt(
     Newton steps on the KKT equations refine ``(x, μ)``.
     """
     n, m = system.n, system.m
-    scale = max(1.0, float(np.max(np.abs(system.f.gradient(x0)[0]), initial=0.0)))
-    tiny = multiplier_floor(system.f.gradient(x)[0])
+    scale = max(1.0, float(np.max(np.abs(system.f.gradient_x(x0)), initial=0.0)))
+    tiny = multiplier_floor(system.f.gradient_x(x))
     inequality = np.arange(m) >= equalities
     candidates = ~inequality | (system.values(x) <= NEAR)
     system.active = ~inequality | (
@@ -125,7 +128,7 @@ def _multipliers(system: KKTSystem, x: np.ndarray) -> np.ndarray:
     mu = np.zeros(system.m)
     rows = system.active
     if rows.any():
-        mu[rows] = np.linalg.lstsq(jx[rows].T, system.f.gradient(x)[0], rcond=None)[0]
+        mu[rows] = np.linalg.lstsq(jx[rows].T, system.f.gradient_x(x), rcond=None)[0]
     return mu
 
 
@@ -140,7 +143,7 @@ def _nonnegative(system: KKTSystem, x: np.ndarray, rows: np.ndarray, equalities:
     columns = jx[chosen].T
     free = chosen < equalities
     matrix = np.concatenate([columns, -columns[:, free]], axis=1)
-    solution = scipy.optimize.nnls(matrix, system.f.gradient(x)[0])[0]
+    solution = scipy.optimize.nnls(matrix, system.f.gradient_x(x))[0]
     mu[chosen] = solution[: len(chosen)]
     mu[chosen[free]] -= solution[len(chosen) :]
     return mu

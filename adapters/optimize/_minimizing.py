@@ -43,7 +43,7 @@ def run_minimize(
     bounds: tuple[np.ndarray, np.ndarray] | None = None,
     constraints: Any = (),
 ) -> Any:
-    hess = (lambda x: f.second(x)[0]) if method in USES_HESSIAN else None
+    hess = f.second_x if method in USES_HESSIAN else None
     return scipy.optimize.minimize(
         f.value_and_gradient,
         x0,

@@ -23,9 +23,13 @@ from ._implicit import (
 
 
 class Objective(Protocol):
-    def gradient(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    """A scalar function's derivatives: in ``x`` and ``theta``, or (``_x``) in ``x`` alone."""
+
+    def gradient_x(self, x: np.ndarray) -> np.ndarray: ...
 
     def second(self, x: np.ndarray, rough: bool = False) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def second_x(self, x: np.ndarray, rough: bool = False) -> np.ndarray: ...
 
 
 class BoxSystem:
@@ -37,7 +41,7 @@ class BoxSystem:
         self.at_upper = np.zeros(n, bool)
 
     def residual(self, x):
-        return self._hold(self.f.gradient(x)[0], x)
+        return self._hold(self.f.gradient_x(x), x)
 
     def _hold(self, g, x):
         g = g.copy()
@@ -47,14 +51,22 @@ class BoxSystem:
             g[self.at_upper] = (x - upper)[self.at_upper]
         return g
 
-    def linearize(self, x, rough=False):
-        gx, _ = self.f.gradient(x)
-        hxx, hxt = self.f.second(x, rough)
-        n, p = self.n, self.p
+    def rough_jacobian(self, x):
+        return self._held_rows(self.f.second_x(x, True))
+
+    def _held_rows(self, hxx):
+        held = self.at_lower | self.at_upper
         jz = hxx.copy()
+        jz[held] = np.eye(self.n)[held]
+        return jz
+
+    def linearize(self, x):
+        gx = self.f.gradient_x(x)
+        hxx, hxt = self.f.second(x)
+        n, p = self.n, self.p
+        jz = self._held_rows(hxx)
         jq = hxt if self.bounds is None else np.concatenate([hxt, np.zeros((n, 2 * n))], 1)
         held = self.at_lower | self.at_upper
-        jz[held] = np.eye(n)[held]
         jq[held] = 0.0
         rows = np.arange(n)
         jq[rows[self.at_lower], p + rows[self.at_lower]] = -1.0
@@ -82,14 +94,14 @@ def solve_box(
     """
     n = x.shape[-1]
     system = BoxSystem(f, n, p, bounds)
-    scale = max(1.0, float(np.max(np.abs(f.gradient(x0)[0]), initial=0.0)))
+    scale = max(1.0, float(np.max(np.abs(f.gradient_x(x0)), initial=0.0)))
     if bounds is None:
         x, _, jz, jq = settle(system, x, scale, verdict, success)
         require_positive_definite(jz, "the Hessian")
         return x, jz, jq
     lower, upper = bounds
     x = np.clip(x, lower, upper)
-    g = f.gradient(x)[0]
+    g = f.gradient_x(x)
     tiny = multiplier_floor(g)
     near = NEAR * (1.0 + np.abs(x))
     system.at_lower = (x - lower <= near) & (g > tiny)
@@ -100,7 +112,7 @@ def solve_box(
 
     def correct(x):
         nonlocal g  # the gradient at the last refined x, for the checks below
-        g = f.gradient(x)[0]
+        g = f.gradient_x(x)
         release = (system.at_lower & (g < -tiny)) | (system.at_upper & (g > tiny))
         free = ~(system.at_lower | system.at_upper)
         below, above = free & (x < lower), free & (x > upper)

@@ -26,10 +26,11 @@ class LeastSquares(ImplicitSolver):
     ``(∂r/∂x, ∂r/∂θ)`` or else from ``backward`` with each unit cotangent. The derivative
     rules need the Hessian of ``½|r|²``, ``JᵀJ + Σ rᵢ ∇²rᵢ``, and its mixed part ``Jᵀ R_θ +
     Σ rᵢ ∂²rᵢ/∂x∂θ``: the second derivatives of ``r`` come from an optional
-    ``hessian(self, x, theta)`` → ``(m, n, n), (m, n, p)``, or else from central
-    differences of the exact Jacobian extrapolated by Ridders' method (4 to 24 Jacobians
-    per ``x_j``; about 1e-12 relative on smooth functions of any scale, exactly zero for a
-    residual linear in ``x``).
+    ``hessian(self, x, theta)`` → ``(m, n, n), (m, n, p)``, or else the sums from central
+    differences of the exact ``Jᵀr`` and ``R_θᵀr`` at fixed ``r`` (one ``backward`` call
+    with cotangent ``r`` each) extrapolated by Ridders' method (4 to 24 calls per ``x_j``;
+    about 1e-12 relative on smooth functions of any scale, exactly zero for a residual
+    linear in ``x``).
 
     Parameters:
         residual: the Adapter ``r(x, θ)``.
@@ -73,7 +74,7 @@ class LeastSquares(ImplicitSolver):
         result = scipy.optimize.least_squares(
             r,
             x0,
-            jac=lambda x: r.jacobian(x)[0],  # pyright: ignore[reportArgumentType]
+            jac=r.jacobian_x,  # pyright: ignore[reportArgumentType]
             method=self.method,
             ftol=tol,
             xtol=tol,
@@ -86,21 +87,25 @@ class LeastSquares(ImplicitSolver):
 
 
 class _SumOfSquares:
-    """``½ |r|²`` with its gradient ``(Jᵀr, R_θᵀr)`` and second derivatives."""
+    """``½ |r|²`` with its gradient ``Jᵀr`` and second derivatives ``JᵀJ + Σ rᵢ ∇²rᵢ`` and
+    ``Jᵀ R_θ + Σ rᵢ ∂²rᵢ/∂x∂θ``.
+
+    Without hooks the gradient is one ``backward`` call with cotangent ``r``, and the sums
+    ``Σ rᵢ ∇²rᵢ`` are the second derivatives of ``w · r(x)`` at the fixed weights ``w = r``
+    (``HostFunction.contracted``): differences of that one call, never of whole Jacobians
+    (m calls each, and a dense (m, p) ``R_θ`` at every difference point)."""
 
     def __init__(self, r: HostFunction):
         self.r = r
 
-    def gradient(self, x):
-        jx, jt = self.r.jacobian(x)
-        values = self.r(x)
-        return jx.T @ values, jt.T @ values
+    def gradient_x(self, x):
+        return self.r.contracted(self.r(x)).gradient_x(x)
 
     def second(self, x, rough=False):
         jx, jt = self.r.jacobian(x)
-        values = self.r(x)
-        rxx, rxt = self.r.second(x, rough)
-        return (
-            jx.T @ jx + np.einsum("i,iab->ab", values, rxx),
-            jx.T @ jt + np.einsum("i,iab->ab", values, rxt),
-        )
+        cxx, cxt = self.r.contracted(self.r(x)).second(x, rough)
+        return jx.T @ jx + cxx, jx.T @ jt + cxt
+
+    def second_x(self, x, rough=False):
+        jx = self.r.jacobian_x(x)
+        return jx.T @ jx + self.r.contracted(self.r(x)).second_x(x, rough)

@@ -116,8 +116,7 @@ class MinimizeConstrained(ImplicitSolver):
 def _scipy_constraints(method, kinds, constraints):
     if method == "SLSQP":
         return [
-            {"type": kind, "fun": c, "jac": lambda x, c=c: c.jacobian(x)[0]}
-            for kind, c in zip(kinds, constraints)
+            {"type": kind, "fun": c, "jac": c.jacobian_x} for kind, c in zip(kinds, constraints)
         ]
     out = []
     for kind, c in zip(kinds, constraints):
@@ -127,8 +126,8 @@ def _scipy_constraints(method, kinds, constraints):
                 c,
                 0.0,
                 upper,
-                jac=lambda x, c=c: c.jacobian(x)[0],  # pyright: ignore[reportArgumentType]
-                hess=lambda x, v, c=c: np.einsum("j,jab->ab", v, c.second(x)[0]),
+                jac=c.jacobian_x,  # pyright: ignore[reportArgumentType]
+                hess=lambda x, v, c=c: np.einsum("j,jab->ab", v, c.second_x(x)),
             )
         )
     return out

@@ -62,7 +62,7 @@ class Root(ImplicitSolver):
     def _solve(self, x0, theta):
         finite_inputs(x0=x0, theta=theta)
         fun = HostFunction(self.residual, theta)
-        jac = (lambda x: fun.jacobian(x)[0]) if self.method in _USES_JACOBIAN else None
+        jac = fun.jacobian_x if self.method in _USES_JACOBIAN else None
         result = scipy.optimize.root(
             fun, x0, jac=jac, method=self.method, tol=self.tol, options=dict(self.options)
         )
@@ -81,6 +81,8 @@ class _RootSystem:
     def residual(self, x):
         return self.fun(x)
 
-    def linearize(self, x, rough=False):  # (exact first derivatives: never rough)
-        jx, jt = self.fun.jacobian(x)
-        return self.fun(x), jx, jt
+    def rough_jacobian(self, x):  # (exact first derivatives: never rough)
+        return self.fun.jacobian_x(x)
+
+    def linearize(self, x):
+        return self.fun.value_and_jacobian(x)
