@@ -17,6 +17,8 @@ small; they differ in how much they explore:
 
 The ``slow`` marker (registered in ``pyproject.toml``) marks the tests that ``-m "not slow"``
 leaves out; plain ``pytest`` runs them all.
+
+And a bound on what a worker process keeps compiled (``_bounded_mappings``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import jax
 import pytest
 from hypothesis import settings
 
@@ -81,3 +84,26 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "filterwarnings", "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
     )
+
+
+# --- compiled programs ---------------------------------------------------------------------
+# Every program XLA compiles for the CPU keeps its machine code in memory mappings of its own
+# while JAX's caches hold it (3 to 20 per program, measured), and a test worker compiles tens
+# of thousands of programs. At Linux's limit on a process's mappings (vm.max_map_count,
+# 65,530 by default) XLA's next compilation crashed the worker with a segmentation fault
+# (the core dump of one held 65,486 mappings). So the caches are cleared after every slow
+# test (each compiles hundreds of programs of its own) and after every module (counting the
+# mappings instead costs about 3 µs per mapping, tens of milliseconds per test).
+
+
+@pytest.fixture(autouse=True)
+def _bounded_mappings(request: pytest.FixtureRequest):
+    yield
+    if request.node.get_closest_marker("slow") is not None:
+        jax.clear_caches()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _bounded_mappings_per_module():
+    yield
+    jax.clear_caches()
