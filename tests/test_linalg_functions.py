@@ -289,6 +289,20 @@ def test_scalar_dare_closed_form_and_its_derivatives(a):
     assert np.isclose(second[0, 0], float(expected), rtol=1e-11)
 
 
+def test_dare_with_a_tiny_a_is_its_q_and_its_check_passes():
+    """With ``a`` ~ 1e-99 the solution is ``q`` (the other terms are quadratic in ``a``).
+    The property suite drew it: the finite differences of the gradient check move ``b`` and
+    ``r`` to closed loops that are stable but far from normal (an entry of 7.7e16), where
+    SciPy's Lyapunov solve in the Newton refinement warns of its condition number (an error
+    under this suite's filterwarnings) although its residual is at rounding."""
+    a = np.full((2, 2), 2.0069659195572395e-99)
+    b, q = np.array([[0.0], [0.69921875]]), np.array([[0.75, 0.25], [0.25, 0.75]])
+    r = np.full((1, 1), 0.5)
+    with jax.enable_x64(True):
+        np.testing.assert_array_equal(solve_discrete_are(a, b, q, r), q)
+        check_adapter(solve_discrete_are, a, b, q, r, seed=0, checks=("grad",))
+
+
 @pytest.mark.parametrize("solve", [solve_continuous_are, solve_discrete_are], ids=["care", "dare"])
 def test_riccati_gradients_match_finite_differences(solve):
     a, b, q, r = _system()
