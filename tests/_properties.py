@@ -56,6 +56,9 @@ class Case:
     # check_adapter's tolerances for some checks (a solver's derivatives agree with each
     # other to its tolerance, not to rounding); the other checks keep their defaults
     rtol: Mapping[str, float] | None = None
+    # and absolute ones: a solve accurate to its atol alone where its values pass through 0
+    # makes the finite differences there off by ~atol / step
+    atol: Mapping[str, float] | None = None
     # told apart from another case of the same adapter class in the test ids
     label: str = ""
 
@@ -121,7 +124,9 @@ def property_tests(cases: list[Case], quick: Collection[str] = ()):
             args = case.hold(data.draw(strategy, label="args"))
             seed = data.draw(st.integers(0, 2**16 - 1), label="seed")
             checks = tuple(c for c in _CHECKS[np.dtype(dtype)] if c not in case.left_out)
-            check_adapter(case.adapter, *args, seed=seed, checks=checks, rtol=case.rtol)
+            check_adapter(
+                case.adapter, *args, seed=seed, checks=checks, rtol=case.rtol, atol=case.atol
+            )
 
     @pytest.mark.slow  # seconds of compiling per case; the test above runs the checks
     @pytest.mark.parametrize("case", cases, ids=lambda case: case.id)

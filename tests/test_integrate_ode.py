@@ -19,7 +19,8 @@ from _integrate_cases import (
     VectorizedDecay,
 )
 
-from jaxbridge.adapters.integrate import OdeSolve
+from jaxbridge.adapters.integrate import OdeSolve, ode_solve
+from jaxbridge.adapters.integrate._trajectories import Trajectories
 from jaxbridge.testing import check_adapter
 
 pytestmark = pytest.mark.slow  # stiff and adjoint ODE solves, compiled per case
@@ -160,7 +161,7 @@ def test_forward_sensitivities_of_the_implicit_methods_over_a_long_stiff_horizon
 def test_dissipative_decay_gets_the_sign_and_size_of_a_tiny_derivative(sensitivity):
     """``y' = -k y``, k = 40: ``dy(1)/dk = -exp(-40) ≈ -4.2e-18``. Backsolving ``y``
     backwards from ``y(1)`` (what JAX's ``odeint`` does) gives +8e-9; the adjoint here
-    re-solves forwards from the saved outputs. ``atol`` must be below the values' scale
+    reads ``y`` from the forward's dense solution. ``atol`` must be below the values' scale
     (~4e-18) for relative accuracy there."""
     with jax.enable_x64(True):
         solve = OdeSolve(Decay(), rtol=1e-10, atol=1e-30, sensitivity=sensitivity)
@@ -316,6 +317,44 @@ def test_forward_sensitivities_only_where_differentiated():
         reference = jax.grad(lambda y0, theta: adjoint(y0, theta, ts).sum(), (0, 1))(y0, theta)
         for got, expected in zip(grad, reference):
             np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_the_rules_read_the_differentiated_forwards_solution(monkeypatch):
+    """A differentiated call solves with dense output and keeps it: the backward and the
+    jvp then evaluate the rhs only for the adjoint or the tangent; where it is not kept,
+    they solve again, as many evaluations as the forward's solve, and give the same bits.
+    The outputs are the value-only call's, to the bit."""
+    solve = OdeSolve(CountedDamped(), method="BDF")
+
+    def counted(call):
+        CountedDamped.calls[0] = 0
+        out = call()
+        return out, CountedDamped.calls[0]
+
+    with jax.enable_x64(True):
+        y0, theta, ts = (jnp.asarray(a) for a in DAMPED_ARGS)
+        value, value_count = counted(lambda: solve(y0, theta, ts))
+        cotangent = jnp.asarray(np.random.default_rng(4).normal(size=value.shape))
+        tangents = tuple(
+            jnp.asarray(np.random.default_rng(5).normal(size=a.shape)) for a in (y0, theta, ts)
+        )
+        (ys, pullback), forward_count = counted(lambda: jax.vjp(solve, y0, theta, ts))
+        kept, kept_count = counted(lambda: pullback(cotangent))
+        again, _ = counted(lambda: pullback(cotangent))  # (the last taken is still there)
+        (_, tangent), tangent_count = counted(lambda: jax.jvp(solve, (y0, theta, ts), tangents))
+        monkeypatch.setattr(ode_solve, "kept", Trajectories(budget=0))  # keeps nothing
+        solved, solved_count = counted(lambda: pullback(cotangent))
+        (_, tangent_solved), tangent_solved_count = counted(
+            lambda: jax.jvp(solve, (y0, theta, ts), tangents)
+        )
+    np.testing.assert_array_equal(ys, value)
+    assert forward_count == value_count > 0
+    assert solved_count == kept_count + value_count
+    assert tangent_solved_count == tangent_count + value_count
+    for got in (again, solved):
+        for a, b in zip(got, kept):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(tangent_solved, tangent)
 
 
 def test_adjoint_and_tangent_are_transposes_to_the_tolerance():

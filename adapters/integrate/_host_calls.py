@@ -54,6 +54,7 @@ class HostFunction:
         self.role = role
         self.shape = shape
         self.size = int(np.prod(shape))
+        self._who = f"{role} {type(adapter).__name__}"  # names it in errors
 
     def _res(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         out = self.adapter.forward(*args)
@@ -69,10 +70,6 @@ class HostFunction:
                 f"{out.shape}, expected {self.shape}."
             )
         return out
-
-    @property
-    def _who(self) -> str:
-        return f"{self.role} {type(self.adapter).__name__}"
 
     def _needs(self, method: str, purpose: str) -> None:
         if not overrides(self.adapter, method):

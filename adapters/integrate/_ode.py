@@ -145,9 +145,27 @@ def integrate(
             f"{what}: the solution is not finite (it overflowed) before t = {span[1]:.8g}"
         )
     values = sol.y if t_eval is not None else sol.y[:, -1]
-    if not dense:
-        return values, None
-    return values, lambda t: sol.sol(sign * (t - start))
+    return values, Interpolant(sol.sol, start, sign) if dense else None
+
+
+class Interpolant:
+    """A solve's dense output as a function of ``t`` (the solver ran in ``|t - start|``).
+
+    The last few values are remembered: an implicit method's Newton iterations ask for
+    the same times again (Radau: each of its three stages per iteration).
+    """
+
+    def __init__(self, solution: Any, start: float, sign: float) -> None:
+        self.solution, self.start, self.sign = solution, start, sign
+        self._recent: dict[float, np.ndarray] = {}
+
+    def __call__(self, t: float) -> np.ndarray:
+        y = self._recent.get(t)
+        if y is None:
+            if len(self._recent) >= 8:
+                self._recent.clear()
+            y = self._recent[t] = self.solution(self.sign * (t - self.start))
+        return y
 
 
 _UNCONTROLLED = 1e300  # an absolute tolerance that no error reaches: no error control
@@ -222,16 +240,21 @@ class Dynamics:
         return self.host.jvp(self.args(t, y), (None, v, dtheta))
 
 
-def solve(settings: Settings, dyn: Dynamics, y0: np.ndarray, ts: np.ndarray) -> np.ndarray:
-    """``y`` at every time in ``ts`` (strictly increasing), ``(k, n)``; row 0 is ``y0``."""
+def solve(
+    settings: Settings, dyn: Dynamics, y0: np.ndarray, ts: np.ndarray, dense: bool = False
+) -> tuple[np.ndarray, Interpolant | None]:
+    """``y`` at every time in ``ts`` (strictly increasing), ``(k, n)``, row 0 ``y0``; with
+    ``dense`` also ``y(t)`` between them (None for one time). The outputs are the same to
+    the bit with or without it: ``solve_ivp`` reads ``t_eval`` from the same interpolants."""
     ys = np.empty((len(ts), len(y0)))
     ys[0] = y0
-    if len(ts) > 1:
-        values, _ = integrate(
-            settings, "the solve", dyn.f, dyn.jac_y, (ts[0], ts[-1]), y0, t_eval=ts
-        )
-        ys[1:] = values.T[1:]
-    return ys
+    if len(ts) == 1:
+        return ys, None
+    values, trajectory = integrate(
+        settings, "the solve", dyn.f, dyn.jac_y, (ts[0], ts[-1]), y0, t_eval=ts, dense=dense
+    )
+    ys[1:] = values.T[1:]
+    return ys, trajectory
 
 
 _COUPLING_STEP = float(np.sqrt(np.finfo(np.float64).eps))
@@ -304,15 +327,20 @@ def _linearized(dyn: Dynamics, t: float, y: np.ndarray):
 
 
 def adjoint(
-    settings: Settings, dyn: Dynamics, ts: np.ndarray, ys: np.ndarray, g: np.ndarray
+    settings: Settings,
+    dyn: Dynamics,
+    ts: np.ndarray,
+    ys: np.ndarray,
+    trajectory: Interpolant,
+    g: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The gradient of ``Σ_i g_i · y(t_i)`` in ``y0``, ``θ`` and ``ts``, by the adjoint.
 
-    Optimise-then-discretise, interval by interval from the last output back: re-solve
-    ``y`` forward over ``[t_{i-1}, t_i]`` from the saved output ``y_{i-1}`` with dense
-    output, then integrate ``λ' = -∂f/∂yᵀ λ`` and ``μ' = -∂f/∂θᵀ λ`` backwards over it with
-    the same method (``μ`` accumulates ``θ̄``), and add ``g_{i-1}`` to ``λ`` at ``t_{i-1}``.
-    ``y`` is never integrated backwards in time, which is unstable for dissipative systems.
+    Optimise-then-discretise, interval by interval from the last output back: integrate
+    ``λ' = -∂f/∂yᵀ λ`` and ``μ' = -∂f/∂θᵀ λ`` backwards over ``[t_{i-1}, t_i]`` along the
+    solve's dense ``trajectory`` with the same method (``μ`` accumulates ``θ̄``), and add
+    ``g_{i-1}`` to ``λ`` at ``t_{i-1}``. ``y`` is never integrated backwards in time,
+    which is unstable for dissipative systems.
 
     Output times: ``∂L/∂t_i = g_i · f(t_i, y_i)`` for ``i > 0``, and ``∂L/∂t_0 = -λ(t_0) ·
     f(t_0, y_0)`` with ``λ(t_0)`` taken before ``g_0`` is added.
@@ -328,7 +356,7 @@ def adjoint(
     for i in range(last, 0, -1):
         lam += g[i]
         tbar[i] = g[i] @ dyn.f(ts[i], ys[i])
-        lam, dtheta = _adjoint_interval(settings, dyn, ts[i - 1], ts[i], ys[i - 1], lam)
+        lam, dtheta = _adjoint_interval(settings, dyn, ts[i - 1], ts[i], trajectory, lam)
         thetabar += dtheta
     tbar[0] = -lam @ dyn.f(ts[0], ys[0]) if last > 0 else 0.0
     return lam + g[0], thetabar, tbar
@@ -339,15 +367,12 @@ def _adjoint_interval(
     dyn: Dynamics,
     start: float,
     end: float,
-    y_start: np.ndarray,
+    trajectory: Interpolant,
     lam_end: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``λ(start)`` and ``∫ λᵀ ∂f/∂θ dt`` over ``[start, end]``, from ``λ(end)``."""
-    n, p = len(y_start), len(dyn.theta)
+    n, p = dyn.n, len(dyn.theta)
     where = f"the adjoint over [{start:.8g}, {end:.8g}]"
-    _, trajectory = integrate(
-        settings, f"re-solving y for {where}", dyn.f, dyn.jac_y, (start, end), y_start, dense=True
-    )
 
     def fun(t: float, z: np.ndarray) -> np.ndarray:
         ybar, thetabar = dyn.vjp(t, trajectory(t), z[:n])
@@ -379,13 +404,14 @@ def tangent(
     dyn: Dynamics,
     ts: np.ndarray,
     ys: np.ndarray,
+    trajectory: Interpolant,
     dy0: np.ndarray,
     dtheta: np.ndarray,
     dts: np.ndarray,
 ) -> np.ndarray:
     """The tangent of every output along ``(ẏ0, θ̇, ṫ)``, by the directional sensitivity
-    ``v' = ∂f/∂y v + ∂f/∂θ θ̇`` integrated with ``y`` interval by interval from the saved
-    outputs, from ``v(t_0) = ẏ0 - f(t_0, y_0) ṫ_0``; ``ẏ_i = v(t_i) + f(t_i, y_i) ṫ_i``."""
+    ``v' = ∂f/∂y v + ∂f/∂θ θ̇`` integrated along the solve's dense ``trajectory`` interval
+    by interval, from ``v(t_0) = ẏ0 - f(t_0, y_0) ṫ_0``; ``ẏ_i = v(t_i) + f(t_i, y_i) ṫ_i``."""
     k, n = ys.shape
     out = np.empty((k, n))
     out[0] = dy0
@@ -393,16 +419,14 @@ def tangent(
         return out
     v = dy0 - dyn.f(ts[0], ys[0]) * dts[0]
 
-    def fun(t: float, z: np.ndarray) -> np.ndarray:
-        y = z[:n]
-        return np.concatenate([dyn.f(t, y), dyn.jvp(t, y, z[n:], dtheta)])
+    def fun(t: float, v: np.ndarray) -> np.ndarray:
+        return dyn.jvp(t, trajectory(t), v, dtheta)
 
-    def jac(t: float, z: np.ndarray) -> Any:
-        return block_diagonal(dyn.jac_y(t, z[:n]), 2)
+    def jac(t: float, v: np.ndarray) -> Any:
+        return dyn.jac_y(t, trajectory(t))
 
     for i in range(1, k):
         where = f"the tangent over [{ts[i - 1]:.8g}, {ts[i]:.8g}]"
-        z0 = np.concatenate([ys[i - 1], v])
-        v = integrate(settings, where, fun, jac, (ts[i - 1], ts[i]), z0)[0][n:]
+        v = integrate(settings, where, fun, jac, (ts[i - 1], ts[i]), v)[0]
         out[i] = v + dyn.f(ts[i], ys[i]) * dts[i]
     return out

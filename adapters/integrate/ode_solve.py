@@ -23,6 +23,7 @@ from ._ode import (
     solve_with_sensitivities,
     tangent,
 )
+from ._trajectories import kept, nbytes
 
 _RHS_SIGNATURE = re.compile(r"^\(\),\((\w+)\),\((\w+)\)->\((\w+)\)$")
 
@@ -75,14 +76,18 @@ class OdeSolve(jb.Adapter):
             more accurate (see ``rtol``), for 10-45% more time in the backward (measured).
             Off by default, as in CVODES: held to ``atol`` from 0, at tight tolerances it
             can make BDF's Newton iterations fail on rounding alone.
-        sensitivity: ``"adjoint"`` (the default): the backward re-solves each output
-            interval from the saved outputs with dense output and integrates the adjoint
-            ``λ' = -∂f/∂yᵀ λ`` (with the quadrature of ``λᵀ ∂f/∂θ``) backwards with the
-            same method; ``y`` is never integrated backwards in time (unstable, and wrong,
-            on dissipative problems). Its cost is two solves per output interval (``y``
-            again, then the adjoint, of size ``n + p``), whatever the number of parameters.
-            Each restarts at an output time from a first step of its own choosing: LSODA
-            can fail, or creep, at such a restart into a very stiff regime where the
+        sensitivity: ``"adjoint"`` (the default): a call that is differentiated solves
+            with dense output and keeps the interpolant on the host; the backward integrates
+            the adjoint ``λ' = -∂f/∂yᵀ λ`` (with the quadrature of ``λᵀ ∂f/∂θ``) backwards
+            along it with the same method, and the forward mode the directional sensitivity
+            forwards. ``y`` is never integrated backwards in time (unstable, and wrong, on
+            dissipative problems). The backward's cost is one integration of size ``n + p``,
+            whatever the number of parameters, each evaluation calling the rhs's
+            ``forward`` and ``backward``. Up to 64 MiB of interpolants are kept, the oldest
+            dropped first; a rule whose interpolant is gone (or a pullback called again
+            later) solves again by the same call, so the derivatives do not depend on it.
+            The adjoint restarts at each output time from a first step of its own choosing:
+            LSODA can fail, or creep, at such a restart into a very stiff regime where the
             forward's single solve went through; BDF and Radau restart reliably.
             ``"forward"``: a call that is differentiated also integrates the sensitivities
             ``∂y/∂(y0, θ)`` with ``y`` (a system of size ``n (n + p + 1)``, so for small
@@ -162,8 +167,9 @@ class OdeSolve(jb.Adapter):
         dtype = jb.result_dtype(y0, theta, ts)
         y0, theta, ts = _checked_inputs(y0, theta, ts)
         k, n, p = len(ts), len(y0), len(theta)
-        # integrated only where a rule will read them
+        # integrated, or kept, only where a rule will read them
         forward_sensitivity = self.sensitivity == "forward" and residuals
+        keep = self.sensitivity == "adjoint" and residuals
         if k == 0:
             empty = np.zeros((0, n), dtype), np.zeros((0, n, n + p), dtype)
             return empty if forward_sensitivity else empty[0]
@@ -171,7 +177,9 @@ class OdeSolve(jb.Adapter):
             for name, value in (("y0", y0), ("theta", theta), ("ts", ts)):
                 require_finite(f"argument '{name}'", value, failure)
             dyn = Dynamics(self.rhs, theta, n)
-            ys = solve(self, dyn, y0, ts)
+            ys, trajectory = solve(self, dyn, y0, ts, dense=keep)
+            if trajectory is not None:
+                kept.put(self, (y0, theta, ts), trajectory, nbytes(trajectory.solution))
         except IntegrationFailure as error:
             ys = nan_results(self.on_failure, error, (k, n))
         if not forward_sensitivity:
@@ -202,7 +210,8 @@ class OdeSolve(jb.Adapter):
                     sens = np.asarray(saved[0], np.float64)
                     cts = _sensitivity_vjp(dyn, ts64, ys64, sens, g)
                 else:
-                    cts = adjoint(self, dyn, ts64, ys64, g)
+                    trajectory = self._trajectory(dyn, y0, ts64)
+                    cts = adjoint(self, dyn, ts64, ys64, trajectory, g)
             except IntegrationFailure as error:
                 cts = nan_results(self.on_failure, error, *(a.shape for a in args))
         else:
@@ -228,10 +237,19 @@ class OdeSolve(jb.Adapter):
                 sens = np.asarray(saved[0], np.float64)
                 out = _sensitivity_jvp(dyn, ts64, ys64, sens, dy0, dtheta, dts)
             else:
-                out = tangent(self, dyn, ts64, ys64, dy0, dtheta, dts)
+                trajectory = self._trajectory(dyn, y0, ts64)
+                out = tangent(self, dyn, ts64, ys64, trajectory, dy0, dtheta, dts)
         except IntegrationFailure as error:
             out = nan_results(self.on_failure, error, ys.shape)
         return out.astype(ys.dtype)
+
+    def _trajectory(self, dyn, y0, ts):
+        """The dense solution the differentiated forward kept, or the same solve again."""
+        inputs = (np.asarray(y0, np.float64), dyn.theta, ts)
+        trajectory = kept.take(self, inputs)
+        if trajectory is None:
+            trajectory = solve(self, dyn, inputs[0], ts, dense=True)[1]
+        return trajectory
 
 
 def _nans(arrays):
