@@ -148,6 +148,10 @@ def integrate(
     return values, Interpolant(sol.sol, start, sign) if dense else None
 
 
+Trajectory = Callable[[float], np.ndarray]
+"""``y(t)`` between the output times: a solve's dense output."""
+
+
 class Interpolant:
     """A solve's dense output as a function of ``t`` (the solver ran in ``|t - start|``).
 
@@ -331,7 +335,7 @@ def adjoint(
     dyn: Dynamics,
     ts: np.ndarray,
     ys: np.ndarray,
-    trajectory: Interpolant,
+    trajectory: Trajectory | None,
     g: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The gradient of ``Σ_i g_i · y(t_i)`` in ``y0``, ``θ`` and ``ts``, by the adjoint.
@@ -354,6 +358,7 @@ def adjoint(
     last = int(nonzero[-1])
     lam = np.zeros(n)  # λ just after each output time, before its cotangent is added
     for i in range(last, 0, -1):
+        assert trajectory is not None  # (there is one wherever there are two times)
         lam += g[i]
         tbar[i] = g[i] @ dyn.f(ts[i], ys[i])
         lam, dtheta = _adjoint_interval(settings, dyn, ts[i - 1], ts[i], trajectory, lam)
@@ -367,7 +372,7 @@ def _adjoint_interval(
     dyn: Dynamics,
     start: float,
     end: float,
-    trajectory: Interpolant,
+    trajectory: Trajectory,
     lam_end: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``λ(start)`` and ``∫ λᵀ ∂f/∂θ dt`` over ``[start, end]``, from ``λ(end)``."""
@@ -404,7 +409,7 @@ def tangent(
     dyn: Dynamics,
     ts: np.ndarray,
     ys: np.ndarray,
-    trajectory: Interpolant,
+    trajectory: Trajectory | None,
     dy0: np.ndarray,
     dtheta: np.ndarray,
     dts: np.ndarray,
@@ -417,6 +422,7 @@ def tangent(
     out[0] = dy0
     if k == 1:
         return out
+    assert trajectory is not None  # (there is one wherever there are two times)
     v = dy0 - dyn.f(ts[0], ys[0]) * dts[0]
 
     def fun(t: float, v: np.ndarray) -> np.ndarray:

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._ode import Trajectory
+
 BUDGET = 64 * 2**20
 """Bytes of interpolants kept at most: a few thousand solves of a small system."""
-
-Trajectory = Callable[[float], np.ndarray]
 
 
 class Trajectories:
