@@ -1,0 +1,124 @@
+"""Would a process pool over a batch beat the bridge's one host thread for solver adapters?
+
+A batch of independent SciPy solves, each holding the GIL for its whole Python loop (an
+``OdeSolve`` with BDF: 20-50 ms each), timed side by side: SciPy called directly in a loop,
+``jit(vmap(OdeSolve))`` (the bridge loops over the batch on one thread, or on two with
+``threads = 2``), and the same ``solve_ivp`` calls sent to a pool of worker processes
+(``spawn``: forking a process that runs JAX's threads is unsafe), one task per element and
+one task per worker. Then the same with cheap solves (~1 ms), where shipping the work
+costs more. The pool's start-up (new interpreters importing NumPy and SciPy) is timed
+apart. Not a test: nothing is asserted.
+
+    python benchmarks/host_parallelism.py           # 7 rounds
+    python benchmarks/host_parallelism.py --quick   # 2 rounds: a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import multiprocessing
+import os
+import time
+
+import numpy as np
+import scipy.integrate
+
+BATCH = 64
+TIMES = np.array([0.0, 40.0])
+
+
+def robertson(t, y, theta):
+    k1, k2, k3 = np.exp(theta)
+    y1, y2, y3 = y
+    return np.array([-k1 * y1 + k3 * y2 * y3, k1 * y1 - k2 * y2**2 - k3 * y2 * y3, k2 * y2**2])
+
+
+def robertson_jacobian(t, y, theta):
+    k1, k2, k3 = np.exp(theta)
+    _, y2, y3 = y
+    return np.array(
+        [[-k1, k3 * y3, k3 * y2], [k1, -2 * k2 * y2 - k3 * y3, -k3 * y2], [0.0, 2 * k2 * y2, 0.0]]
+    )
+
+
+def solve_one(theta: np.ndarray, end: float) -> np.ndarray:
+    """One element's work: what ``OdeSolve``'s forward asks of SciPy."""
+    return scipy.integrate.solve_ivp(
+        robertson,
+        (0.0, end),
+        np.array([1.0, 0.0, 0.0]),
+        method="BDF",
+        t_eval=np.array([0.0, end]),
+        args=(theta,),
+        jac=robertson_jacobian,
+        rtol=1e-6,
+        atol=1e-10,
+    ).y.T
+
+
+def solve_many(thetas: np.ndarray, end: float) -> list[np.ndarray]:
+    return [solve_one(theta, end) for theta in thetas]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 rounds, a smaller batch")
+    options = parser.parse_args()
+    rounds, batch = (2, 8) if options.quick else (7, BATCH)
+
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    from _timing import medians
+    from solvers import Robertson
+
+    from jaxbridge.adapters.integrate import OdeSolve
+
+    class TwoThreads(OdeSolve):
+        threads = 2
+
+    workers = os.cpu_count() or 1
+    rng = np.random.default_rng(0)
+    thetas = np.log([0.04, 3.0e7, 1.0e4]) + 0.1 * rng.normal(size=(batch, 3))
+    context = multiprocessing.get_context("spawn")
+    start = time.perf_counter()
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context)
+    list(pool.map(solve_many, np.array_split(thetas, workers), [1e-3] * workers))
+    started = time.perf_counter() - start
+    print(
+        f"float64, medians of {rounds} interleaved rounds, a batch of {batch}, {workers} "
+        f"worker processes (started and warmed up in {started:.2f} s)"
+    )
+    y0 = jnp.array([1.0, 0.0, 0.0])
+    for end, label in ((40.0, "Robertson over [0, 40], BDF"), (1e-3, "over [0, 1e-3]")):
+        ts = jnp.array([0.0, end])
+
+        def bridged(adapter):
+            solve = jax.jit(jax.vmap(adapter, in_axes=(None, 0, None)))
+            return lambda: solve(y0, jnp.asarray(thetas), ts)
+
+        chunks = np.array_split(thetas, workers)
+        contenders = {
+            "scipy loop, one process": lambda end=end: solve_many(thetas, end),
+            "jit(vmap(OdeSolve)) value": bridged(OdeSolve(Robertson(), rtol=1e-6, atol=1e-10)),
+            "  the same, threads = 2": bridged(TwoThreads(Robertson(), rtol=1e-6, atol=1e-10)),
+            "process pool, a task per element": lambda end=end: list(
+                pool.map(solve_one, thetas, [end] * len(thetas))
+            ),
+            "process pool, a task per worker": lambda end=end: list(
+                pool.map(solve_many, chunks, [end] * len(chunks))
+            ),
+        }
+        times = medians(contenders, rounds)
+        print(f"\n{batch} solves of {label}")
+        print(f"  {'':40} {'median':>10} {'÷ first':>8}")
+        first = next(iter(times.values()))
+        for name, seconds in times.items():
+            print(f"  {name:40} {seconds * 1e3:8.2f} ms {seconds / first:8.2f}")
+    pool.shutdown()
+
+
+if __name__ == "__main__":
+    main()
