@@ -62,8 +62,11 @@ class Adapter:
 
     threads: ClassVar[int] = 1
     """How many host threads may share the loop over a batch when ``vectorized`` is False.
-    Raise it for routines that release the GIL (most of SciPy's) and are thread-safe; the
-    default runs the loop on one thread."""
+    Raise it for routines that release the GIL (LAPACK, FFTs: most of SciPy's compiled
+    code) and are thread-safe; the default runs the loop on one thread. Work whose loop
+    runs in Python (SciPy's optimisers and ODE solvers, NumPy on small arrays) holds the
+    GIL, and more threads only take turns: 64 BDF solves took 1.6-1.8x as long on two
+    threads as on one (``benchmarks/host_parallelism.py``)."""
 
     domains: ClassVar[Mapping[str, str | Domain | Callable[[np.ndarray], np.ndarray]]] = {}
     """What valid inputs look like, by argument name, for ``jaxbridge.testing``: its input

@@ -21,20 +21,12 @@ FAMILIES = {"t": 1, "gamma": 1, "chi2": 1, "invgamma": 1, "beta": 2, "f": 2}
 # one method per family, every kind once: the ones that also run in float32
 FLOAT32 = {"t.ppf", "gamma.isf", "chi2.logcdf", "invgamma.sf", "beta.logsf", "f.cdf"}
 
-# t's quantiles pass through 0 at the median, where SciPy's are accurate in absolute terms
-# only (t.ppf(0.5 + 1e-6, 4) is 3.8e-5 off relative, 1e-10 absolute, against mpmath): the
-# checks' central differences of it are then off by ~1e-10 / step, up to 1e-5 of the
-# derivative (their error model counts ulps of the value), while the rules (1 / f at the
-# quantile) are exact. Their difference checks get 1e-5; a 1% wrong rule still fails.
-NEAR_ZERO = {"t.ppf", "t.isf"}
-
 CASES = [
     Case(
         getattr(stats, name).adapters[kind],
         skipped=NOT_LINEAR,
         held=("a", "b")[:shapes],
         float32=f"{name}.{kind}" in FLOAT32,
-        rtol={"grad": 1e-5, "jvp": 1e-5} if f"{name}.{kind}" in NEAR_ZERO else None,
     )
     for name, shapes in FAMILIES.items()
     for kind in KINDS

@@ -3,8 +3,9 @@ parameter.
 
 ``t``, ``gamma``, ``beta``, ``chi2``, ``f``, ``invgamma``, named and called as SciPy's
 (``t.ppf(q, df, loc=0.0, scale=1.0)``, ``beta.cdf(x, a, b)``, ``f.isf(q, dfn, dfd)``), each
-with ``cdf``, ``sf``, ``logcdf``, ``logsf``, ``ppf``, ``isf``. Values are SciPy's; NaN outside
-the parameters' domain.
+with ``cdf``, ``sf``, ``logcdf``, ``logsf``, ``ppf``, ``isf``. Values are SciPy's (``t.ppf`` and
+``t.isf`` near the median refined to relative accuracy, where SciPy's is absolute only);
+NaN outside the parameters' domain.
 
 Derivatives: in ``x``/``q``, ``loc`` and ``scale``, every order (closed forms from the density,
 in JAX); in the shape parameters, first order, exactly (the derivatives of the incomplete gamma

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.special as sc
+import scipy.stats
 from jax.scipy.special import gammaln, xlog1py, xlogy
 
 from ..special._shape_derivatives import betainc_dab, gammainc_da
@@ -97,6 +98,23 @@ def _t_gradient(df, z):
         edge = np.where(np.isnan(df) | (df <= 0), np.nan, 0.0)
         grad = np.where((z == 0) | np.isinf(z), edge, grad)
     return (grad,)
+
+
+def refined_t_quantile(df: np.ndarray, offset: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """SciPy's t quantile ``z`` for ``F(z) - ½ = offset``, refined by one Newton step
+    where ``|offset| ≤ ¼``, with ``F(z) - ½ = sign(z) ½ I_y(½, ν/2)``, ``y = z²/(ν + z²)``,
+    accurate relative to ``offset`` (no cancellation against ½). Near the median SciPy's
+    quantile is accurate in absolute terms only: at ν = 4, ``t.ppf(0.5 + 1e-6)`` is 3.8e-5
+    relative off, ``t.ppf(0.5 + 1e-9)`` 100% (against mpmath); refined, 3e-16. Farther out
+    ``F(z) - ½`` cancels against ``offset`` (3e-14 at ``q = 0.05``, ν = ½), where SciPy's own
+    is as accurate as the step could be."""
+    with np.errstate(all="ignore"):
+        near = np.abs(offset) <= 0.25
+        x, y = df / (df + z * z), z * z / (df + z * z)  # neither rounded off the other
+        half_mass = np.where(y <= 0.5, sc.betainc(0.5, df / 2, y), 1 - sc.betainc(df / 2, 0.5, x))
+        excess = np.sign(z) * 0.5 * half_mass - offset
+        refined = z - excess / scipy.stats.t.pdf(z, df)
+    return np.where(near & np.isfinite(refined), refined, z)
 
 
 def _f_gradient(dfn, dfd, z):

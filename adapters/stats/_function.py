@@ -26,7 +26,7 @@ import scipy.stats
 import jaxbridge as jb
 
 from .._rules import total
-from ._families import FAMILIES, Family
+from ._families import FAMILIES, Family, refined_t_quantile
 
 KINDS = ("cdf", "sf", "logcdf", "logsf", "ppf", "isf")
 # scipy.special's names for the gamma and beta cdf and sf, in scipy.special's argument order
@@ -114,9 +114,14 @@ class _Function(jb.Adapter):
         found = routine(self.routine)
         dtype = jb.result_dtype(*args)
         shapes = [np.asarray(s, np.float64) for s in args[:-1]]
+        x = np.asarray(args[-1], np.float64)
         with np.errstate(all="ignore"):
-            value = np.asarray(found.value(*shapes, np.asarray(args[-1], np.float64)))
+            value = np.asarray(found.value(*shapes, x))
             log_normalizer = np.asarray(found.family.host_log_normalizer(*shapes))
+        if found.family.name == "t" and found.kind in ("ppf", "isf"):
+            value = refined_t_quantile(
+                shapes[0], x - 0.5 if found.kind == "ppf" else 0.5 - x, value
+            )
         return value.astype(dtype), log_normalizer.astype(dtype)
 
     def _partials(self, res, need_shapes: bool):
