@@ -95,8 +95,8 @@ class OdeSolve(jb.Adapter):
             and the forward mode are then products with them, no further solves, and exact
             transposes of each other. A call that is not differentiated solves for ``y``
             alone, and the outputs are that solve's in both cases. Measured (``value_and_grad``
-            against the value, Robertson, BDF): 5-6x by forward sensitivities, 4.7-5.6x by
-            the adjoint (LSODA 8.9x and 2.5x, Radau 6.4x and 3.5x): the adjoint stays the
+            against the value, Robertson): BDF 2.6-3.4x by the adjoint, 4.7-6.8x by
+            forward sensitivities (Radau 3.7-4.2x and 5.7-7.6x): the adjoint stays the
             default for speed, the forward sensitivities are the accurate choice (above).
         on_failure: ``"raise"`` (the default): a solve that does not reach the last time
             (SciPy's status, e.g. "Required step size is less than spacing between
