@@ -6,7 +6,7 @@ A batch of independent SciPy solves, each holding the GIL for its whole Python l
 ``threads = 2``), and the same ``solve_ivp`` calls sent to a pool of worker processes
 (``spawn``: forking a process that runs JAX's threads is unsafe), one task per element and
 one task per worker. Then the same with cheap solves (~1 ms), where shipping the work
-costs more. The pool's start-up (new interpreters importing NumPy and SciPy) is timed
+costs more. The pool's start-up (new interpreters importing this script, with JAX) is timed
 apart. Not a test: nothing is asserted.
 
     python benchmarks/host_parallelism.py           # 7 rounds
@@ -21,25 +21,17 @@ import multiprocessing
 import os
 import time
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import scipy.integrate
+from _timing import medians
+from solvers import Robertson, robertson, robertson_jacobian  # (64-bit mode on)
+
+from jaxbridge.adapters.integrate import OdeSolve
 
 BATCH = 64
 TIMES = np.array([0.0, 40.0])
-
-
-def robertson(t, y, theta):
-    k1, k2, k3 = np.exp(theta)
-    y1, y2, y3 = y
-    return np.array([-k1 * y1 + k3 * y2 * y3, k1 * y1 - k2 * y2**2 - k3 * y2 * y3, k2 * y2**2])
-
-
-def robertson_jacobian(t, y, theta):
-    k1, k2, k3 = np.exp(theta)
-    _, y2, y3 = y
-    return np.array(
-        [[-k1, k3 * y3, k3 * y2], [k1, -2 * k2 * y2 - k3 * y3, -k3 * y2], [0.0, 2 * k2 * y2, 0.0]]
-    )
 
 
 def solve_one(theta: np.ndarray, end: float) -> np.ndarray:
@@ -66,15 +58,6 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2 rounds, a smaller batch")
     options = parser.parse_args()
     rounds, batch = (2, 8) if options.quick else (7, BATCH)
-
-    import jax
-
-    jax.config.update("jax_enable_x64", True)
-    import jax.numpy as jnp
-    from _timing import medians
-    from solvers import Robertson
-
-    from jaxbridge.adapters.integrate import OdeSolve
 
     class TwoThreads(OdeSolve):
         threads = 2
