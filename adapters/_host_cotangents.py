@@ -8,6 +8,8 @@ wrong derivative without a word: a cotangent of shape ``(1,)`` for a parameter o
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 import numpy as np
 
 import jaxbridge as jb
@@ -24,8 +26,8 @@ def checked(
     cotangent (a vectorized adapter's batch): there a missing axis or size 1 means the same
     for every cotangent, which only a zero can be. Every other axis must match exactly.
     """
-    if type(value) is np.ndarray and value.shape == shape and value.dtype == np.float64:
-        return value  # the common case
+    if _ready(value, shape):
+        return value
     if value is None:
         return np.zeros(shape)
     array = np.asarray(value)
@@ -49,7 +51,12 @@ def cotangent(
 ) -> np.ndarray:
     """``checked`` for the cotangent of argument ``index`` that ``adapter.backward`` returned
     (``who`` names the adapter in errors)."""
-    if type(value) is np.ndarray and value.shape == shape and value.dtype == np.float64:
-        return value  # the common case, before any message is written
+    if _ready(value, shape):
+        return value  # before any message is written: called at every solver step
     name = arg_names(type(adapter))[index]
     return checked(f"{who}.backward", f"the cotangent of '{name}'", value, shape, stacked)
+
+
+def _ready(value: object, shape: tuple[int, ...]) -> TypeGuard[np.ndarray]:
+    """The common case: already a float64 array of ``shape``."""
+    return type(value) is np.ndarray and value.shape == shape and value.dtype == np.float64

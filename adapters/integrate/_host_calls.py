@@ -51,7 +51,6 @@ class HostFunction:
 
     def __init__(self, adapter: jb.Adapter, role: str, shape: tuple[int, ...]) -> None:
         self.adapter = adapter
-        self.role = role
         self.shape = shape
         self.size = int(np.prod(shape))
         self._who = f"{role} {type(adapter).__name__}"  # names it in errors
@@ -66,17 +65,13 @@ class HostFunction:
         out = np.asarray(self._res(args)[len(args)], np.float64)
         if out.shape != self.shape:
             raise ValueError(
-                f"{self.role} {type(self.adapter).__name__}.forward returned shape "
-                f"{out.shape}, expected {self.shape}."
+                f"{self._who}.forward returned shape {out.shape}, expected {self.shape}."
             )
         return out
 
     def _needs(self, method: str, purpose: str) -> None:
         if not overrides(self.adapter, method):
-            raise TypeError(
-                f"{self.role} {type(self.adapter).__name__} defines no host `{method}`, which "
-                f"{purpose} needs."
-            )
+            raise TypeError(f"{self._who} defines no host `{method}`, which {purpose} needs.")
 
     def vjp(self, args: Sequence[np.ndarray], g: np.ndarray) -> list[np.ndarray]:
         """One float64 cotangent per argument (zeros where ``backward`` returns None)."""
