@@ -6,7 +6,9 @@ For each solver, ``jit`` of the adapter's value against the same SciPy call made
 beside. Not a test: nothing is asserted.
 
 - ``Minimize`` (BFGS, L-BFGS-B): ``vmap`` over 64 Rosenbrock problems, n = 2, without a
-  ``hessian`` hook (second derivatives from the exact gradient) and with one.
+  ``hessian`` hook (second derivatives from the exact gradient) and with one; L-BFGS-B on
+  one chained Rosenbrock problem of 50 unknowns, with a hook, without one (a vectorized
+  objective and a looped one).
 - ``Root`` (hybr): a 50-unknown Bratu problem, with and without a ``jacobian`` hook.
 - ``LeastSquares`` (trf): ``vmap`` over 64 exponential fits, 2 unknowns, 20 residuals; and
   one fit of 3 unknowns to 2000 residuals in 1000 parameters, without hooks.
@@ -72,6 +74,53 @@ def rosenbrock(x, theta):
     a, b = theta
     r = x[1] - x[0] ** 2
     return (a - x[0]) ** 2 + b * r**2, np.array([-2 * (a - x[0]) - 4 * b * r * x[0], 2 * b * r])
+
+
+class Chained(jb.Adapter):
+    """``Σ (a - x_i)² + b (x_{i+1} - x_i²)²``, theta ``(a, b)``: vectorized, no hook."""
+
+    signature = "(n),(p)->()"
+    vectorized = True
+
+    def forward(self, x, theta):
+        a, b = theta[..., 0:1], theta[..., 1:2]
+        return np.sum((a - x[..., :-1]) ** 2 + b * (x[..., 1:] - x[..., :-1] ** 2) ** 2, -1)
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        a, b = theta[..., 0:1], theta[..., 1:2]
+        head, r = x[..., :-1], x[..., 1:] - x[..., :-1] ** 2
+        gx = np.zeros(np.broadcast_shapes(x.shape, theta.shape[:-1] + (1,)))
+        gx[..., :-1] += -2 * (a - head) - 4 * b * r * head
+        gx[..., 1:] += 2 * b * r
+        gt = np.stack([np.sum(2 * (a - head), -1), np.sum(r**2, -1)], -1)
+        g = np.asarray(g)[..., None]
+        return g * gx, g * gt
+
+
+class LoopedChained(Chained):
+    vectorized = False
+
+
+class HookedChained(Chained):
+    def hessian(self, x, theta):
+        a, b = theta
+        head, r = x[:-1], x[1:] - x[:-1] ** 2
+        diagonal = np.zeros(len(x))
+        diagonal[:-1] += 2 - 4 * b * r + 8 * b * head**2
+        diagonal[1:] += 2 * b
+        hxx = np.diag(diagonal) + np.diag(-4 * b * head, 1) + np.diag(-4 * b * head, -1)
+        hxt = np.zeros((len(x), 2))
+        hxt[:-1, 0] = -2
+        hxt[:-1, 1] -= 4 * r * head
+        hxt[1:, 1] += 2 * r
+        return hxx, hxt
+
+
+def chained(x, theta):
+    """SciPy's ``fun`` with ``jac=True`` for ``Chained``."""
+    value = Chained().forward(x, theta)
+    return value, Chained().backward((x, theta, value), 1.0)[0]
 
 
 BRATU_N = 50
@@ -307,6 +356,41 @@ def minimize_rows(rounds: int, methods: tuple[str, ...]) -> None:
         )
 
 
+def chained_rows(rounds: int) -> None:
+    """One problem of 50 unknowns: the price of second derivatives without a hook."""
+    from jaxbridge.adapters.optimize._minimizing import defaults
+
+    n, theta = 50, np.array([1.0, 5.0])
+    start = np.where(np.arange(n) % 2 == 0, -1.2, 1.0)
+    options = defaults("L-BFGS-B", None)
+    x0, t = jnp.asarray(start), jnp.asarray(theta)
+    solvers = {
+        name: jax.jit(Minimize(objective))
+        for name, objective in (
+            ("hooked", HookedChained()),
+            ("vectorized", Chained()),
+            ("looped", LoopedChained()),
+        )
+    }
+    loss = jax.jit(jax.value_and_grad(lambda x0, t: Minimize(Chained())(x0, t).sum(), 1))
+    table(
+        f"Minimize(L-BFGS-B), one chained Rosenbrock problem (n = {n})",
+        {
+            "scipy.optimize.minimize": lambda: (
+                scipy.optimize.minimize(
+                    chained, start, (theta,), "L-BFGS-B", True, options=options
+                ).x
+            ),
+            "jit(Minimize) value, hessian hook": lambda: solvers["hooked"](x0, t),
+            "the same, no hook, vectorized objective": lambda: solvers["vectorized"](x0, t),
+            "the same, no hook, looped objective": lambda: solvers["looped"](x0, t),
+            "jit(value_and_grad), no hook, vectorized": lambda: loss(x0, t),
+        },
+        "scipy.optimize.minimize",
+        rounds,
+    )
+
+
 def root_rows(rounds: int) -> None:
     u0, lam = np.zeros(BRATU_N), np.array([1.0])
     x0, theta = jnp.asarray(u0), jnp.asarray(lam)
@@ -521,7 +605,10 @@ def main() -> None:
     print(f"float64, medians of {rounds} interleaved rounds; ratios to each table's first row")
     quick = options.quick
     rows = {
-        "minimize": lambda: minimize_rows(rounds, ("L-BFGS-B",) if quick else ("BFGS", "L-BFGS-B")),
+        "minimize": lambda: (
+            minimize_rows(rounds, ("L-BFGS-B",) if quick else ("BFGS", "L-BFGS-B")),
+            chained_rows(rounds),
+        ),
         "root": lambda: root_rows(rounds),
         "least_squares": lambda: (least_squares_rows(rounds), many_parameter_rows(rounds)),
         "ode": lambda: ode_rows(rounds, ("BDF",) if quick else ("BDF", "Radau"), not quick),

@@ -19,22 +19,7 @@ import jaxbridge as jb
 from jaxbridge.internal import arg_names
 
 from .._host_cotangents import cotangent
-
-FD_STEP = float(np.finfo(np.float64).eps) ** (1 / 5)
-"""The first, largest step of the differences that derive second derivatives from exact
-first ones, relative to ``max(1, |x_j|)``: 7e-4, where Richardson's extrapolation of steps
-``h`` and ``h / 2`` balances truncation and rounding at about 1e-12 on a function whose
-scale is 1. Ridders' method (``Ridders``) goes on to smaller steps while that improves the
-estimate, so a function that varies on a smaller scale is differentiated as well."""
-
-RIDDERS_STEPS = 12
-"""At most this many steps, each half the one before: down to ``FD_STEP / 2048``."""
-
-ROUGH_STEP = float(np.finfo(np.float64).eps) ** (1 / 3)
-"""The step of ``second(x, rough=True)``'s single difference, relative to ``max(1, |x_j|)``:
-6e-6, where a central difference's truncation and rounding balance at about 1e-10 on a
-function whose scale is 1 (one-sided at a bound: about 1e-5). Good enough for the matrix of
-Newton steps, which need only converge, at 2 evaluations per ``x_j`` instead of 4 to 24."""
+from ._differences import derivative_columns
 
 _SIGNATURE = re.compile(r"^\((\w+)\),\((\w*)\)->\((\w*)\)$")
 
@@ -210,6 +195,22 @@ class HostFunction:
             jx, jt = w @ jx, None if jt is None else w @ jt
         return (jx,) if jt is None else (jx, jt)
 
+    def _batched_firsts(self, points: np.ndarray, parameters: bool) -> np.ndarray:
+        """``_first`` of a vectorized scalar function at each row of ``points``, flattened
+        into one row each, from one ``forward`` and one ``backward`` call (the points as a
+        batch)."""
+        w = self._weights
+        k, n, p = len(points), points.shape[-1], self.theta.shape[-1]
+        theta = np.broadcast_to(self.theta, (k, p))
+        result = self.adapter.forward(points, theta)
+        outs = result if isinstance(result, tuple) else (result,)
+        g = np.ones(k) if w is None else np.broadcast_to(w, (k, w.shape[-1]))
+        gx, gt = self.adapter.backward((points, theta, *map(np.asarray, outs)), g)[:2]
+        gx = cotangent(self.name, self.adapter, 0, gx, (k, n), 1)
+        if not parameters:
+            return gx
+        return np.concatenate([gx, cotangent(self.name, self.adapter, 1, gt, (k, p), 1)], 1)
+
     def _hooked(self, hook: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
         array = np.asarray(value, np.float64)
         if array.shape != shape:
@@ -236,10 +237,12 @@ class HostFunction:
 
         From the user's ``hessian`` hook if there is one; otherwise differences in each
         ``x_j`` of the exact first derivatives (``backward``), extrapolated by Ridders'
-        method (see ``_column``): accurate to about 1e-12 relative on smooth functions of
-        any scale, at 4 to 24 evaluations of the gradient or Jacobian per ``x_j``;
-        symmetrised in x. Inside a ``box``, no step leaves it. ``rough``: one difference per
-        ``x_j`` of step ``ROUGH_STEP`` instead, about 1e-10 relative (for Newton steps).
+        method (``derivative_columns``): accurate to about 1e-12 relative on smooth
+        functions of any scale, at 4 to 24 evaluations of the gradient or Jacobian per
+        ``x_j`` (a vectorized scalar function: one batched call per round, every column's
+        points together); symmetrised in x. Inside a ``box``, no step leaves it. ``rough``:
+        one difference per ``x_j`` of step ``ROUGH_STEP`` instead, about 1e-10 relative
+        (for Newton steps).
         """
         x = np.asarray(x, np.float64)
         hook: Any = getattr(self.adapter, "hessian", None)
@@ -257,68 +260,26 @@ class HostFunction:
             return hxx, hxt
         at_x = self._first(x, parameters)
         sizes = [d.size for d in at_x]
-        columns = [self._column(x, j, at_x, rough) for j in range(x.shape[-1])]
+        base = np.concatenate([d.ravel() for d in at_x])
+        # a batch of points in one call: a vectorized scalar function differentiated by
+        # ``backward`` (a contracted one with a ``jacobian`` hook goes through the hook)
+        hooked = self._weights is not None and callable(getattr(self.adapter, "jacobian", None))
+        batched = self.adapter.vectorized and self.scalar and not hooked
+
+        def first(point: np.ndarray) -> np.ndarray:
+            return np.concatenate([d.ravel() for d in self._first(point, parameters)])
+
+        def firsts(points: np.ndarray) -> np.ndarray:
+            return self._batched_firsts(points, parameters)
+
+        stacked = derivative_columns(x, base, first, self.box, rough, firsts if batched else None)
         # column j holds ∂/∂x_j of the first derivatives: of ∂f/∂x (.., n) and ∂f/∂θ (.., p)
-        stacked = np.stack(columns, axis=-1) if columns else np.zeros((sum(sizes), 0))
         hxx = stacked[: sizes[0]].reshape(*at_x[0].shape, x.shape[-1])
         hxx = (hxx + np.swapaxes(hxx, -1, -2)) / 2
         if not parameters:
             return hxx, None
         hxt = np.swapaxes(stacked[sizes[0] :].reshape(*at_x[1].shape, x.shape[-1]), -1, -2)
         return hxx, hxt
-
-    def _column(
-        self, x: np.ndarray, j: int, at_x: tuple[np.ndarray, ...], rough: bool = False
-    ) -> np.ndarray:
-        """∂/∂x_j of the first derivatives (flattened), by Ridders' method: differences
-        with steps ``h``, ``h / 2``, ``h / 4``, ..., from ``h = FD_STEP * max(1, |x_j|)``,
-        extrapolated to step 0 (Neville's tableau), stopping when the estimates' error
-        grows (rounding has taken over); the estimate with the smallest error wins.
-
-        Central differences, but one-sided into the box where ``x_j`` is within ``h`` of a
-        bound (the function may be undefined beyond it), with ``h`` no larger than the room
-        there. ``at_x`` are the first derivatives at ``x`` (the one-sided base point).
-        ``rough``: the one difference of step ``ROUGH_STEP * max(1, |x_j|)``.
-        """
-        h = (ROUGH_STEP if rough else FD_STEP) * max(1.0, abs(x[j]))
-        side = 0  # central
-        if self.box is not None:
-            below, above = x[j] - self.box[0][j], self.box[1][j] - x[j]
-            if min(below, above) < h and max(below, above) > 0:  # (no room: as unbounded)
-                side = 1 if above >= below else -1
-                h = min(h, max(below, above))
-        base = np.concatenate([d.ravel() for d in at_x])
-
-        def difference(step: float) -> np.ndarray:
-            def at(offset: float) -> np.ndarray:
-                moved = x.copy()
-                moved[j] += offset
-                return np.concatenate([d.ravel() for d in self._first(moved, len(at_x) > 1)])
-
-            if side == 0:
-                return (at(step) - at(-step)) / (2 * step)
-            return (at(side * step) - base) / (side * step)
-
-        # the error of a difference runs in powers of h² (central) or of h (one-sided)
-        ratio = 4.0 if side == 0 else 2.0
-        rows = [difference(h)]
-        if rough:
-            return rows[0]
-        best, error = rows[0], np.inf
-        for _ in range(RIDDERS_STEPS - 1):
-            h /= 2
-            new = [difference(h)]
-            factor = ratio
-            for previous in rows:  # Neville: eliminate one more power of h each time
-                new.append((factor * new[-1] - previous) / (factor - 1))
-                factor *= ratio
-                change = max(_largest(new[-1] - new[-2]), _largest(new[-1] - previous))
-                if change <= error:
-                    best, error = new[-1], change
-            if _largest(new[-1] - rows[-1]) >= 2 * error:
-                break  # rounding now dominates: smaller steps only get worse
-            rows = new
-        return best
 
 
 _ONE = np.ones((1,))  # the cotangent of a scalar objective
@@ -328,7 +289,3 @@ _ONE.flags.writeable = False
 def _exactly(value: object, n: int) -> bool:
     """Whether a cotangent is a float64 array of shape ``(n,)``: nothing to check or mend."""
     return type(value) is np.ndarray and value.shape == (n,) and value.dtype == np.float64
-
-
-def _largest(a: np.ndarray) -> float:
-    return float(np.abs(a).max()) if a.size else 0.0

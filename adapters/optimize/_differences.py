@@ -1,0 +1,185 @@
+"""Second derivatives as differences of exact first derivatives, extrapolated by Ridders'
+method, every column's difference points of a round evaluated together.
+
+The caller evaluates the points: in one call of a vectorized adapter, so that a Hessian of
+n columns costs a dozen host calls instead of a dozen per column. Host code only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+FD_STEP = float(np.finfo(np.float64).eps) ** (1 / 5)
+"""The first, largest step of the differences, relative to ``max(1, |x_j|)``: 7e-4, where
+Richardson's extrapolation of steps ``h`` and ``h / 2`` balances truncation and rounding at
+about 1e-12 on a function whose scale is 1. Ridders' method goes on to smaller steps while
+that improves the estimate, so a function that varies on a smaller scale is differentiated
+as well."""
+
+RIDDERS_STEPS = 12
+"""At most this many steps, each half the one before: down to ``FD_STEP / 2048``."""
+
+ROUGH_STEP = float(np.finfo(np.float64).eps) ** (1 / 3)
+"""The step of a rough column's single difference, relative to ``max(1, |x_j|)``: 6e-6,
+where a central difference's truncation and rounding balance at about 1e-10 on a function
+whose scale is 1 (one-sided at a bound: about 1e-5). Good enough for the matrix of Newton
+steps, which need only converge, at 2 evaluations per ``x_j`` instead of 4 to 24."""
+
+
+def derivative_columns(
+    x: np.ndarray,
+    base: np.ndarray,
+    first: Callable[[np.ndarray], np.ndarray],
+    box: tuple[np.ndarray, np.ndarray] | None,
+    rough: bool,
+    firsts: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> np.ndarray:
+    """``∂d/∂x_j`` for every ``j``, as the columns of a (size, n) array, where ``d(x)`` is a
+    flat vector of first derivatives, ``base`` its value at ``x``, ``first(point)`` its
+    value at a point, and ``firsts(points)``, where one call can take many, its values at a
+    stack of points (one row each).
+
+    Each column by Ridders' method: differences with steps ``h``, ``h / 2``, ``h / 4``, ...,
+    from ``h = FD_STEP * max(1, |x_j|)``, extrapolated to step 0 (Neville's tableau),
+    stopping when the estimates' error grows (rounding has taken over); the estimate with
+    the smallest error wins. ``rough``: the one difference of step ``ROUGH_STEP * max(1,
+    |x_j|)``. Central differences, but one-sided into the ``box`` where ``x_j`` is within
+    ``h`` of a bound (the function may be undefined beyond it), with ``h`` no larger than
+    the room there.
+
+    With ``firsts``, the columns go together: a round asks it once for the points of every
+    column still refining its estimate (``_together``). Without, one column after another,
+    one call per point (``_column``): the same rule, with a column's bookkeeping in
+    scalars, which costs less than whole-array work on a handful of columns.
+    """
+    n = x.shape[-1]
+    h = (ROUGH_STEP if rough else FD_STEP) * np.maximum(1.0, np.abs(x))
+    step = h  # the first point's offset: h (central), or ±h into the box
+    central = np.ones(n, bool)
+    if box is not None:
+        below, above = x - box[0], box[1] - x
+        near = (np.minimum(below, above) < h) & (np.maximum(below, above) > 0)  # (no room:
+        central = ~near  # as unbounded)
+        h = np.where(near, np.minimum(h, np.maximum(below, above)), h)
+        step = np.where(near & (above < below), -h, h)
+    if firsts is not None:
+        return _together(x, base, firsts, step, central, rough)
+    columns = [
+        _column(x, j, base, first, float(step[j]), bool(central[j]), rough) for j in range(n)
+    ]
+    return np.stack(columns, axis=-1) if columns else np.zeros((base.size, 0))
+
+
+def _column(
+    x: np.ndarray,
+    j: int,
+    base: np.ndarray,
+    first: Callable[[np.ndarray], np.ndarray],
+    step: float,
+    central: bool,
+    rough: bool,
+) -> np.ndarray:
+    """Column ``j`` alone (see ``derivative_columns``)."""
+
+    def difference(step: float) -> np.ndarray:
+        moved = x.copy()
+        moved[j] += step
+        if not central:
+            return (first(moved) - base) / step
+        plus = first(moved)
+        moved[j] = x[j] - step
+        return (plus - first(moved)) / (2 * step)
+
+    # the error of a difference runs in powers of h² (central) or of h (one-sided)
+    ratio = 4.0 if central else 2.0
+    rows = [difference(step)]
+    if rough:
+        return rows[0]
+    best, error = rows[0], np.inf
+    for _ in range(RIDDERS_STEPS - 1):
+        step /= 2
+        new, factor = [difference(step)], ratio
+        for previous in rows:  # Neville: eliminate one more power of h each time
+            new.append((factor * new[-1] - previous) / (factor - 1))
+            factor *= ratio
+            change = max(_largest(new[-1] - new[-2]), _largest(new[-1] - previous))
+            if change <= error:
+                best, error = new[-1], change
+        if _largest(new[-1] - rows[-1]) >= 2 * error:
+            break  # rounding now dominates: smaller steps only get worse
+        rows = new
+    return best
+
+
+def _together(
+    x: np.ndarray,
+    base: np.ndarray,
+    firsts: Callable[[np.ndarray], np.ndarray],
+    step: np.ndarray,
+    central: np.ndarray,
+    rough: bool,
+) -> np.ndarray:
+    """Every column, a round of differences at a time (see ``derivative_columns``): the
+    columns still refining share the tableau's depth, so a round is whole-array work."""
+    n = x.shape[-1]
+    step = step.copy()
+    ratio = np.where(central, 4.0, 2.0)[:, None]
+    best, error = np.empty((n, base.size)), np.full(n, np.inf)
+    active = np.arange(n)
+    rows = np.zeros((0, n, base.size))  # the active columns' last row of the tableau
+    for _ in range(1 if rough else RIDDERS_STEPS):
+        if not active.size:
+            break
+        difference = _differences(x, base, firsts, active, step[active], central[active])
+        step[active] /= 2
+        if not len(rows):
+            rows = difference[None]
+            best[active] = difference
+            continue
+        r = ratio[active]
+        new, factor = [difference], r
+        for previous in rows:  # Neville, as in ``_column``
+            new.append((factor * new[-1] - previous) / (factor - 1))
+            factor = factor * r
+        # each new estimate's error: its change from the two it came from; the estimate
+        # with the smallest error so far wins (the later one on a tie)
+        tableau = np.stack(new)
+        change = np.maximum(
+            np.abs(tableau[1:] - tableau[:-1]).max(-1), np.abs(tableau[1:] - rows).max(-1)
+        )
+        err = np.fmin(error[active], np.fmin.reduce(change, 0))
+        last = len(change) - 1 - np.argmax((change == err)[::-1], 0)
+        won = change[last, np.arange(len(active))] == err
+        best[active[won]] = tableau[last[won] + 1, np.flatnonzero(won)]
+        error[active] = err
+        # where rounding now dominates, smaller steps only get worse
+        going = ~(np.abs(tableau[-1] - rows[-1]).max(-1) >= 2 * err)
+        active, rows = active[going], tableau[:, going]
+    return best.T
+
+
+def _differences(
+    x: np.ndarray,
+    base: np.ndarray,
+    firsts: Callable[[np.ndarray], np.ndarray],
+    columns: np.ndarray,
+    step: np.ndarray,
+    central: np.ndarray,
+) -> np.ndarray:
+    """One difference per column in ``columns`` (rows): from the points ``x ± step e_j``
+    (central), or ``x + step e_j`` and ``base`` (one-sided)."""
+    k = len(columns)
+    twice = columns[central]
+    points = np.repeat(x[None], k + len(twice), axis=0)
+    offsets = np.concatenate([step, -step[central]])
+    points[np.arange(len(points)), np.concatenate([columns, twice])] += offsets
+    values = firsts(points)
+    other = np.repeat(base[None], k, axis=0)
+    other[central] = values[k:]
+    return (values[:k] - other) / np.where(central, 2 * step, step)[:, None]
+
+
+def _largest(a: np.ndarray) -> float:
+    return float(np.abs(a).max()) if a.size else 0.0
