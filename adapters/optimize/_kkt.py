@@ -60,9 +60,10 @@ class KKTSystem:
         for c, start, stop in zip(self.constraints, stops - np.asarray(self.sizes, int), stops):
             weights = mu[start:stop]
             if np.any(weights != 0):
-                cxx, cxt = c.second(x, rough)
-                hxx = hxx - np.einsum("j,jab->ab", weights, cxx)
-                hxt = hxt - np.einsum("j,jab->ab", weights, cxt)
+                # the second derivatives of μ·c at fixed μ: one call per difference point,
+                # not one per constraint (``HostFunction.contracted``)
+                cxx, cxt = c.contracted(weights).second(x, rough)
+                hxx, hxt = hxx - cxx, hxt - cxt
         inactive = np.flatnonzero(~self.active)
         jz = np.zeros((n + m, n + m))
         jz[:n, :n], jz[:n, n:] = hxx, -jx.T

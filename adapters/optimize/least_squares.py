@@ -28,9 +28,10 @@ class LeastSquares(ImplicitSolver):
     Σ rᵢ ∂²rᵢ/∂x∂θ``: the second derivatives of ``r`` come from an optional
     ``hessian(self, x, theta)`` → ``(m, n, n), (m, n, p)``, or else the sums from central
     differences of the exact ``Jᵀr`` and ``R_θᵀr`` at fixed ``r`` (one ``backward`` call
-    with cotangent ``r`` each) extrapolated by Ridders' method (4 to 24 calls per ``x_j``;
-    about 1e-12 relative on smooth functions of any scale, exactly zero for a residual
-    linear in ``x``).
+    with cotangent ``r`` each) extrapolated by Ridders' method (4 to 24 calls per ``x_j``,
+    or for a ``vectorized`` residual one batched call per step size for all of them; about
+    1e-12 relative on smooth functions of any scale, exactly zero for a residual linear in
+    ``x``).
 
     Parameters:
         residual: the Adapter ``r(x, θ)``.

@@ -23,10 +23,11 @@ class Minimize(ImplicitSolver):
     an optional host method ``hessian(self, x, theta)``, or else from central differences of
     the exact gradient in each ``x_j`` with steps ``h``, ``h / 2``, ... from ``h = 7e-4 *
     max(1, |x_j|)``, extrapolated by Ridders' method while that helps (4 to 24 backward
-    calls per ``x_j``; about 1e-12 relative error on smooth objectives of any scale, 1e-13
-    measured on a Rosenbrock function, which
-    the gradient of the solution inherits times the Hessian's condition number). They serve
-    the Newton-type methods, the refinement and the derivative rules.
+    calls per ``x_j``, or for a ``vectorized`` objective one batched call per step size for
+    all of them; about 1e-12 relative error on smooth objectives of any scale, 1e-13
+    measured on a Rosenbrock function, which the gradient of the solution inherits times
+    the Hessian's condition number). They serve the Newton-type methods, the refinement and
+    the derivative rules.
 
     Parameters:
         objective: the Adapter ``f(x, θ)``.

@@ -28,7 +28,8 @@ class MinimizeConstrained(ImplicitSolver):
     cotangent. Second derivatives come from an optional ``hessian(self, x, theta)``
     (``(n, n), (n, p)`` for the objective, ``(m, n, n), (m, n, p)`` for a constraint), else
     from central differences of those exact first derivatives extrapolated by Ridders'
-    method (4 to 24 evaluations per ``x_j``; about 1e-12 relative on smooth functions).
+    method (4 to 24 evaluations per ``x_j``, or for a ``vectorized`` objective one batched
+    call per step size for all of them; about 1e-12 relative on smooth functions).
     ``"trust-constr"`` gets these Hessians of the objective and the constraints.
 
     Parameters:
