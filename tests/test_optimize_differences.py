@@ -142,3 +142,50 @@ class WrongBatch(Chained):
 def test_a_batched_cotangent_of_the_wrong_shape_is_named():
     with pytest.raises(ValueError, match=r"WrongBatch\.backward: the cotangent of 'x' has shape"):
         HostFunction(WrongBatch(), THETA).second(X)
+
+
+class Residuals(jb.Adapter):
+    """``r_i = exp(θ_i x_i) + x_i x_{i+1}`` (cyclic): a vector function, vectorized."""
+
+    signature = "(n),(p)->(n)"
+    vectorized = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "calls", [])
+
+    def forward(self, x, theta):
+        return np.exp(theta * x) + x * np.roll(x, -1, -1)
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        self.calls.append(np.shape(g))
+        e = np.exp(theta * x)
+        gx = g * (theta * e + np.roll(x, -1, -1)) + np.roll(g * x, 1, -1)
+        return gx, g * x * e
+
+
+class LoopedResiduals(Residuals):
+    vectorized = False
+
+
+def test_the_contracted_second_derivatives_of_a_vector_function_are_batched():
+    """``Σ wᵢ ∇²rᵢ`` (``LeastSquares``, the constraints of ``MinimizeConstrained``): one call
+    per round with the weights as every point's cotangent, the looped function's numbers,
+    and the closed form."""
+    n = 6
+    rng = np.random.default_rng(2)
+    x, theta, w = rng.uniform(-1, 1, n), rng.uniform(0.5, 1.5, n), rng.normal(size=n)
+    vectorized = Residuals()
+    hxx, hxt = HostFunction(vectorized, theta).contracted(w).second(x)
+    expected = HostFunction(LoopedResiduals(), theta).contracted(w).second(x)
+    assert np.array_equal(hxx, expected[0]) and np.array_equal(hxt, expected[1])
+    assert vectorized.calls[1] == (2 * n, n) and len(vectorized.calls) <= 1 + RIDDERS_STEPS
+    e = np.exp(theta * x)
+    exact_xx = np.diag(w * theta**2 * e)
+    for i in range(n):  # w_i x_i x_{i+1}
+        j = (i + 1) % n
+        exact_xx[i, j] += w[i]
+        exact_xx[j, i] += w[i]
+    exact_xt = np.diag(w * e * (1 + theta * x))
+    np.testing.assert_allclose(hxx, exact_xx, rtol=0, atol=1e-11 * np.abs(exact_xx).max())
+    np.testing.assert_allclose(hxt, exact_xt, rtol=0, atol=1e-11 * np.abs(exact_xt).max())
