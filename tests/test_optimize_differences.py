@@ -9,7 +9,7 @@ import pytest
 
 import jaxbridge as jb
 from jaxbridge.adapters.optimize import Minimize
-from jaxbridge.adapters.optimize._differences import RIDDERS_STEPS
+from jaxbridge.adapters.optimize._differences import RIDDERS_STEPS, derivative_columns
 from jaxbridge.adapters.optimize._functions import HostFunction
 
 
@@ -189,3 +189,32 @@ def test_the_contracted_second_derivatives_of_a_vector_function_are_batched():
     exact_xt = np.diag(w * e * (1 + theta * x))
     np.testing.assert_allclose(hxx, exact_xx, rtol=0, atol=1e-11 * np.abs(exact_xx).max())
     np.testing.assert_allclose(hxt, exact_xt, rtol=0, atol=1e-11 * np.abs(exact_xt).max())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_two_loops_take_the_same_steps_to_the_same_bits(seed):
+    """One column at a time (a looped function) and all together (a vectorized one) are the
+    same rule: equal to the bit on a function of several scales, in a box and out of it,
+    where some points give NaN (never chosen) and where rounding stops the steps early."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 7))
+    x = rng.normal(size=n) * 2
+    scales = 10.0 ** rng.uniform(-3, 2, n)
+    poisoned = rng.uniform(0, 1e-4)  # points this close to x + 1e-5 e_0 give NaN
+
+    def first(point):
+        value = np.concatenate([np.sin(scales * point) / scales, np.exp(0.1 * point) * point])
+        return value * np.nan if abs(point[0] - x[0] - 1e-5) < poisoned else value
+
+    def firsts(points):
+        return np.stack([first(p) for p in points])
+
+    box = None
+    if seed % 2:
+        box = (x - rng.uniform(0, 2e-3, n), x + rng.uniform(0, 2e-3, n))
+        box[0][0] = x[0]  # at a bound
+    base = first(x)
+    for rough in (False, True):
+        alone = derivative_columns(x, base, first, box, rough)
+        together = derivative_columns(x, base, first, box, rough, firsts)
+        np.testing.assert_array_equal(alone, together)
