@@ -66,7 +66,18 @@ class Adapter:
     code) and are thread-safe; the default runs the loop on one thread. Work whose loop
     runs in Python (SciPy's optimisers and ODE solvers, NumPy on small arrays) holds the
     GIL, and more threads only take turns: 64 BDF solves took 1.6-1.8x as long on two
-    threads as on one (``benchmarks/host_parallelism.py``)."""
+    threads as on one (``benchmarks/host_parallelism.py``); ``processes`` serves them."""
+
+    processes: ClassVar[int] = 1
+    """How many worker processes may share the loop over a batch when ``vectorized`` is
+    False: for host work that holds the GIL (a Python loop, SciPy's optimisers and ODE
+    solvers). Each takes its share of the batch elements, calls ``forward``, ``backward``
+    or ``jvp`` on them, and sends the results back. The workers start (``spawn``) at the
+    first such call and stay; they import the adapter's class anew and receive the adapter
+    pickled, so its class (and any class among its parameters) must be defined at the top
+    level of an importable module, not in a notebook. ``forward`` gets no ``out`` there,
+    and host state an adapter keeps between its forward and backward calls stays in the
+    worker that made it. ``threads`` and ``processes`` are exclusive."""
 
     domains: ClassVar[Mapping[str, str | Domain | Callable[[np.ndarray], np.ndarray]]] = {}
     """What valid inputs look like, by argument name, for ``jaxbridge.testing``: its input
@@ -121,6 +132,7 @@ class Adapter:
             "signature",
             "vectorized",
             "threads",
+            "processes",
             "domains",
             "linear_in",
             "residuals_from",
@@ -131,10 +143,16 @@ class Adapter:
                     f"{cls.__name__}: write `{name} = ...` without a type annotation; it is "
                     "a class setting, not a constructor parameter."
                 )
-        threads = vars(cls).get("threads", 1)
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        for name in ("threads", "processes"):
+            count = vars(cls).get(name, 1)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise TypeError(
+                    f"{cls.__name__}: `{name}` must be a whole number of at least 1, got {count!r}."
+                )
+        if cls.threads > 1 and cls.processes > 1:
             raise TypeError(
-                f"{cls.__name__}: `threads` must be a whole number of at least 1, got {threads!r}."
+                f"{cls.__name__}: `threads` and `processes` both share the loop over a batch; "
+                "set one of them."
             )
         dataclasses.dataclass(frozen=True)(cls)
         init = cls.__init__

@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ._processes import Unpicklable, in_processes
+
 
 class Refusal(Exception):
     """An error the bridge raises on the host about what an adapter's method returned: not
@@ -269,6 +271,7 @@ def run_batched(
     results: Sequence[tuple[tuple[int, ...], np.dtype]],
     sources: Sequence[Sequence[int] | None],
     threads: int,
+    processes: int,
     arrays: Sequence[np.ndarray],
     outs: Sequence[np.ndarray] | None,
     repair: Repair | None = None,
@@ -280,7 +283,8 @@ def run_batched(
     gives each result's core shape and dtype, and ``sources`` the arguments whose batch it
     has (``None``: the batch of all). Results go into ``outs`` if given (and each element's
     ``compute`` gets its views of them), else into new arrays. The loop runs over up to
-    ``threads`` threads (worth it for routines that release the GIL, as SciPy's do).
+    ``threads`` threads (worth it for routines that release the GIL, as SciPy's do), or in
+    up to ``processes`` worker processes (for work that holds it: ``_processes``).
     """
     batches = [a.shape[: a.ndim - r] for a, r in zip(arrays, core_ranks)]
     same = batches.count(batches[0]) == len(batches)
@@ -292,9 +296,12 @@ def run_batched(
     if not batch:
         return _checked(owner, method, compute, arrays, outs, results, own, repair)
 
+    indices = list(np.ndindex(*batch))
+    elsewhere = processes > 1 and len(indices) > 1
     # each element's compute may write into its views of outs, unless threads share one (a
-    # residual with a smaller batch): forward may use its out arrays as workspace
-    given = outs is not None and (threads == 1 or all(b == batch for b in own))
+    # residual with a smaller batch) or it runs in another process: forward may use its out
+    # arrays as workspace
+    given = outs is not None and not elsewhere and (threads == 1 or all(b == batch for b in own))
     if outs is None:
         outs = [np.empty(b + core, dtype) for b, (core, dtype) in zip(own, results)]
     unbatched = [()] * len(results)
@@ -314,8 +321,23 @@ def run_batched(
             # same value from every element that shares it): no lock needed
             write_back(views, values)
 
-    indices = list(np.ndindex(*batch))
-    if threads > 1 and len(indices) > 1:
+    if elsewhere:
+        chunks = [indices[i::processes] for i in range(min(processes, len(indices)))]
+        arguments = [
+            [[a[batch_element(index, b)] for a, b in zip(arrays, batches)] for index in chunk]
+            for chunk in chunks
+        ]
+        try:
+            computed = in_processes(owner, compute, processes, arguments)
+        except Unpicklable:
+            raise
+        except Exception as error:
+            raise host_error(owner, method, error)
+        for chunk, elements, gots in zip(chunks, arguments, computed):
+            for index, values, got in zip(chunk, elements, gots):
+                views = [out[(*batch_element(index, b), ...)] for out, b in zip(outs, own)]
+                write_back(views, _accepted(owner, method, values, got, results, unbatched, repair))
+    elif threads > 1 and len(indices) > 1:
         share(run, [indices[i::threads] for i in range(threads)])
     else:
         run(indices)
@@ -381,6 +403,23 @@ def _checked(
     leading ``batches``."""
     try:
         got = compute(values, outs)
+    except Exception as error:
+        raise host_error(owner, method, error)
+    return _accepted(owner, method, values, got, results, batches, repair)
+
+
+def _accepted(
+    owner: str,
+    method: str,
+    values: Sequence[np.ndarray],
+    got: Sequence[object],
+    results: Sequence[tuple[tuple[int, ...], np.dtype]],
+    batches: Sequence[tuple[int, ...]],
+    repair: Repair | None,
+) -> tuple[np.ndarray, ...]:
+    """What ``compute(values, ...)`` returned, ``got``, repaired and checked (see
+    ``_checked``)."""
+    try:
         if repair is not None and not all(
             type(value) is np.ndarray and value.shape == batch + core and value.dtype is dtype
             for value, batch, (core, dtype) in zip(got, batches, results)

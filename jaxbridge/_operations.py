@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -75,28 +75,11 @@ class Forward:
         declared = (*plan.outputs, *(plan.residuals if every else ()))
         specs = plan.results(every)
 
-        forward: Callable[..., Any] = adapter.forward  # (with `out` if writes)
-        keep = len(declared)
-        trim = keep < n_all
-        unread = every and not self.residuals  # residuals computed in buffers no one reads
         told: dict[str, Any] = {}
         if plan.residuals and told_residuals(type(adapter)):
             told["residuals"] = every  # False: it may skip the work only residuals need
-
-        def compute(values: Sequence[np.ndarray], outs: Sequence[np.ndarray] | None):
-            if writes:
-                got = forward(*values, out=None if outs is None else tuple(outs), **told)
-            else:
-                got = forward(*values, **told)
-            # a tuple holds several results; a list for one result is that result's values
-            if not isinstance(got, tuple) and not (isinstance(got, list) and keep > 1):
-                return (got,)
-            if writes and outs is not None and len(outs) > 1:
-                got = set_aside(got, outs)
-            if unread and outs is not None and len(got) == n_all:
-                return (*got[:n_out], *outs[n_out:])  # not copied into their buffers
-            # residuals the primal call does not need are dropped here, on the host
-            return got[:keep] if trim and len(got) == n_all else got
+        unread = every and not self.residuals  # residuals computed in buffers no one reads
+        compute = ForwardCall(adapter, writes, told, len(declared), n_out, n_all, unread)
 
         # residuals take the batch of the arguments they are computed from alone
         sources = [None] * n_out + [plan.sources] * (len(declared) - n_out)
@@ -298,7 +281,7 @@ class Backward:
         wanted = [i for i, a in enumerate(plan.args) if floating(a.dtype)]
         ranks = [len(s.shape) for s in self._cores(plan)]
 
-        backward, count = adapter.backward, len(names)
+        count = len(names)
         every, several = len(wanted) == count, len(plan.outputs) > 1
         specs = self.specs(args)
         # what each cotangent must be: the whole call's batch for a vectorized adapter, one
@@ -307,15 +290,8 @@ class Backward:
             s.shape if adapter.vectorized else plan.args[i].shape for s, i in zip(specs, wanted)
         ]
 
-        def compute(values: Sequence[np.ndarray], _outs: object) -> Sequence[object]:
-            g = tuple(values[n_res:]) if several else values[n_res]
-            got = backward(tuple(values[:n_res]), g)
-            if not isinstance(got, (tuple, list)) or len(got) != count:
-                raise RefusedType(
-                    f"{plan.owner}.backward must return a tuple of {count} cotangents "
-                    f"(one per input, None for zero), got {describe(got)}."
-                )
-            return got if every else [got[i] for i in wanted]
+        chosen = None if every else tuple(wanted)
+        compute = BackwardCall(adapter, plan.owner, n_res, several, count, chosen)
 
         def repair(values: Sequence[np.ndarray], cts: Sequence[object]) -> list[np.ndarray]:
             # (only for cotangents that are not arrays of the exact shape and dtype: None,
@@ -377,18 +353,8 @@ def host_tangents(adapter: Adapter, plan: Plan, res: Sequence[Any], tangents: Se
     cores = (*plan.args, *plan.outputs, *plan.residuals)
     ranks = [len(s.shape) for s in cores] + [len(plan.args[i].shape) for i in given]
 
-    def compute(values: Sequence[np.ndarray], _outs: object) -> list[object]:
-        on_host: list[np.ndarray | None] = [None] * len(plan.names)
-        for i, value in zip(given, values[n_res:]):
-            on_host[i] = value
-        got = adapter.jvp(tuple(values[:n_res]), tuple(on_host))
-        items = output_tangents(plan.owner, "jvp", got, n_out)
-        return [
-            np.zeros(o.shape, o.dtype) if t is None else t
-            for t, o in zip(items, plan.outputs)
-            if floating(o.dtype)
-        ]
-
+    outputs = tuple((tuple(o.shape), np.dtype(o.dtype)) for o in plan.outputs)
+    compute = TangentCall(adapter, plan.owner, len(plan.names), tuple(given), n_res, outputs)
     results = [o for o in plan.outputs if floating(o.dtype)]
     args = (*res, *(tangents[i] for i in given))
     loop = loop_of(args, ranks)
@@ -504,6 +470,90 @@ def _reduce(x: jax.Array, target: Any) -> jax.Array:
     return jnp.sum(x, axis=axes).reshape(shape) if axes else x
 
 
+@dataclass(frozen=True)
+class ForwardCall:
+    """``adapter.forward`` on one call's inputs (one element's, for a looped adapter), as a
+    host function runs it: a value, not a closure, so that a worker process can run it too
+    (``processes``). ``told``: its keyword arguments (``residuals``); ``keep``: the results
+    the call takes, of ``n_all``; ``unread``: residuals computed in buffers no one reads."""
+
+    adapter: Adapter
+    writes: bool  # (takes `out`)
+    told: dict[str, Any]
+    keep: int
+    n_out: int
+    n_all: int
+    unread: bool
+
+    def __call__(self, values: Sequence[np.ndarray], outs: Sequence[np.ndarray] | None):
+        if self.writes:
+            got = self.adapter.forward(
+                *values, out=None if outs is None else tuple(outs), **self.told
+            )
+        else:
+            got = self.adapter.forward(*values, **self.told)
+        keep, n_all = self.keep, self.n_all
+        # a tuple holds several results; a list for one result is that result's values
+        if not isinstance(got, tuple) and not (isinstance(got, list) and keep > 1):
+            return (got,)
+        if self.writes and outs is not None and len(outs) > 1:
+            got = set_aside(got, outs)
+        if self.unread and outs is not None and len(got) == n_all:
+            return (*got[: self.n_out], *outs[self.n_out :])  # not copied into their buffers
+        # residuals the primal call does not need are dropped here, on the host
+        return got[:keep] if keep < n_all and len(got) == n_all else got
+
+
+@dataclass(frozen=True)
+class BackwardCall:
+    """``adapter.backward`` on ``(*res, *cotangents)`` (see ``ForwardCall``): the cotangents
+    of the ``wanted`` inputs (None: all ``count``)."""
+
+    adapter: Adapter
+    owner: str
+    n_res: int
+    several: bool  # outputs, so a tuple of cotangents
+    count: int
+    wanted: tuple[int, ...] | None
+
+    def __call__(self, values: Sequence[np.ndarray], _outs: object) -> Sequence[object]:
+        n_res = self.n_res
+        g = tuple(values[n_res:]) if self.several else values[n_res]
+        got = self.adapter.backward(tuple(values[:n_res]), g)
+        if not isinstance(got, (tuple, list)) or len(got) != self.count:
+            raise RefusedType(
+                f"{self.owner}.backward must return a tuple of {self.count} cotangents "
+                f"(one per input, None for zero), got {describe(got)}."
+            )
+        return got if self.wanted is None else [got[i] for i in self.wanted]
+
+
+@dataclass(frozen=True)
+class TangentCall:
+    """``adapter.jvp`` on ``(*res, *tangents)``, the tangents of the ``given`` inputs of
+    ``count`` (see ``ForwardCall``): the tangents of the floating ``outputs`` (core shapes
+    and dtypes), zeros for None."""
+
+    adapter: Adapter
+    owner: str
+    count: int
+    given: tuple[int, ...]
+    n_res: int
+    outputs: tuple[tuple[tuple[int, ...], np.dtype], ...]
+
+    def __call__(self, values: Sequence[np.ndarray], _outs: object) -> list[object]:
+        on_host: list[np.ndarray | None] = [None] * self.count
+        for i, value in zip(self.given, values[self.n_res :]):
+            on_host[i] = value
+        got = self.adapter.jvp(tuple(values[: self.n_res]), tuple(on_host))
+        items = output_tangents(self.owner, "jvp", got, len(self.outputs))
+        return [
+            np.zeros(shape, dtype) if t is None else t
+            for t, (shape, dtype) in zip(items, self.outputs)
+            if floating(dtype)
+        ]
+
+
 def host_function(
     adapter: Adapter,
     method: str,
@@ -537,6 +587,7 @@ def host_function(
         cores,
         sources,
         cls.threads,
+        cls.processes,
         repair=repair,
     )
 
