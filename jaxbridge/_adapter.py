@@ -75,9 +75,11 @@ class Adapter:
     or ``jvp`` on them, and sends the results back. The workers start (``spawn``) at the
     first such call and stay; they import the adapter's class anew and receive the adapter
     pickled, so its class (and any class among its parameters) must be defined at the top
-    level of an importable module, not in a notebook. ``forward`` gets no ``out`` there,
-    and host state an adapter keeps between its forward and backward calls stays in the
-    worker that made it. ``threads`` and ``processes`` are exclusive."""
+    level of an importable module, not in a notebook (a script's own classes work: the
+    workers import the script, so it needs Python's ``if __name__ == "__main__":``
+    guard). ``forward`` gets no ``out`` there, and host state an adapter keeps between its
+    forward and backward calls stays in the worker that made it. ``threads`` and
+    ``processes`` are exclusive."""
 
     domains: ClassVar[Mapping[str, str | Domain | Callable[[np.ndarray], np.ndarray]]] = {}
     """What valid inputs look like, by argument name, for ``jaxbridge.testing``: its input
