@@ -2,8 +2,9 @@
 
 Threads take turns on such work (SciPy's optimisers and ODE solvers loop in Python); worker
 processes each have their own interpreter. A batch's elements are split into one task per
-worker: the adapter's method (``compute``, pickled once per task) and the elements'
-arguments go out, its results come back and are checked here. Workers are started with
+worker, always the same share to the same worker: the adapter's method (``compute``,
+pickled once per task) and the elements' arguments go out, its results come back and are
+checked here. Workers are started with
 ``spawn`` (a fork of a process running XLA's threads is unsafe), so they import the
 adapter's class anew: it must be importable, as pickled classes are.
 """
@@ -33,7 +34,8 @@ def in_processes(
         payload = pickle.dumps(compute)
     except Exception as error:
         raise Unpicklable(_why(owner, processes, error)) from None
-    futures = [_pool(processes).submit(_run, payload, chunk) for chunk in chunks]
+    workers = _workers(processes)
+    futures = [workers[i].submit(_run, payload, chunk) for i, chunk in enumerate(chunks)]
     done: list[list[Any]] = []
     first: BaseException | None = None
     for future in futures:  # every one waited for: none left running on a failed call
@@ -74,9 +76,13 @@ def _why(owner: str, processes: int, error: object) -> str:
 
 
 @functools.cache
-def _pool(processes: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+def _workers(processes: int) -> tuple[ProcessPoolExecutor, ...]:
+    """One executor per worker process, so that chunk ``i`` of every call goes to worker
+    ``i``: a backward meets the host state its forward left for the same elements (the
+    solutions ``OdeSolve`` keeps for its adjoint), as long as the batch is the same."""
+    context = multiprocessing.get_context("spawn")
+    return tuple(ProcessPoolExecutor(1, mp_context=context) for _ in range(processes))
 
 
-# A forked child inherits the pools without their processes: it starts pools of its own.
-os.register_at_fork(after_in_child=_pool.cache_clear)
+# A forked child inherits the workers without their processes: it starts its own.
+os.register_at_fork(after_in_child=_workers.cache_clear)

@@ -12,12 +12,15 @@ import numpy as np
 import jaxbridge as jb
 from jaxbridge.adapters.integrate import OdeSolve
 
+SEEN: set[bytes] = set()
+"""The inputs ``Cubed.forward`` saw in this process."""
+
 
 class Cubed(jb.Adapter):
     """``x³`` elementwise, and the id of the process that computed it (as a float); a
-    ``forward`` given a negative ``x[0]`` raises. Exact ``backward`` and ``jvp``, which
-    record their process in ``where``'s output too (the cotangent of ``x`` is exact, the
-    tangent of the id is zero)."""
+    ``forward`` given a negative ``x[0]`` raises. Exact ``backward``; ``jvp`` gives the
+    exact tangent of ``x³`` and, as the id's tangent, 1 where this process's own
+    ``forward`` saw ``x`` (0 elsewhere): whether host state stays with its elements."""
 
     signature = "(n)->(n),()"
     processes = 2
@@ -28,6 +31,7 @@ class Cubed(jb.Adapter):
     def forward(self, x):
         if x[0] < 0:
             raise ValueError(f"a negative first entry: {x[0]}")
+        SEEN.add(x.tobytes())
         return x**3, np.asarray(float(os.getpid()))
 
     def backward(self, res, g):
@@ -38,7 +42,7 @@ class Cubed(jb.Adapter):
     def jvp(self, res, tangents):
         x, _, _ = res
         (dx,) = tangents
-        return 3 * x**2 * dx, np.asarray(0.0)
+        return 3 * x**2 * dx, np.asarray(float(x.tobytes() in SEEN))
 
 
 class Decay(jb.Adapter):

@@ -1,5 +1,5 @@
 """The store of dense solutions ``OdeSolve``'s differentiated forward keeps for its rules:
-found by owner and exact inputs, bounded in bytes (oldest dropped first), the last one
+found by an equal owner and exact inputs, bounded in bytes (oldest dropped first), the last one
 taken kept for a pullback called again."""
 
 import numpy as np
@@ -15,7 +15,7 @@ def trajectory(t: float) -> np.ndarray:
     return np.array([t])
 
 
-def test_found_by_the_same_owner_and_the_same_bytes_alone():
+def test_found_by_an_equal_owner_and_the_same_bytes_alone():
     store, owner = Trajectories(budget=1000), object()
     store.put(owner, inputs(1.0), trajectory, 100)
     assert store.take(object(), inputs(1.0)) is None  # another owner
@@ -23,6 +23,14 @@ def test_found_by_the_same_owner_and_the_same_bytes_alone():
     assert store.take(owner, (inputs(1.0)[0].astype(np.float32), *inputs(1.0)[1:])) is None
     assert store.take(owner, inputs(1.0)) is trajectory
     assert len(store) == 0  # taken: only the last-taken slot holds it now
+
+
+def test_an_equal_owner_is_the_same_call():
+    """Adapters are values: a copy (as a worker process receives one) finds the original's."""
+    store = Trajectories(budget=1000)
+    store.put(("OdeSolve", "BDF", 1e-6), inputs(1.0), trajectory, 100)
+    assert store.take(("OdeSolve", "BDF", 1e-7), inputs(1.0)) is None
+    assert store.take(("OdeSolve", "BDF", 1e-6), inputs(1.0)) is trajectory
 
 
 def test_the_last_taken_serves_a_pullback_called_again():

@@ -46,8 +46,10 @@ def test_a_batch_runs_in_the_workers_forward_backward_and_jvp():
 
     grad = jax.jit(jax.grad(lambda x: jax.vmap(cubed)(x)[0].sum()))(x)
     np.testing.assert_allclose(grad, 3 * x**2, rtol=1e-15)
-    _, (dy, _) = jax.jit(lambda x, t: jax.jvp(jax.vmap(cubed), (x,), (t,)))(x, np.ones_like(x))
+    _, (dy, seen) = jax.jit(lambda x, t: jax.jvp(jax.vmap(cubed), (x,), (t,)))(x, np.ones_like(x))
     np.testing.assert_allclose(dy, 3 * x**2, rtol=1e-15)
+    # each element's jvp ran in the worker whose forward computed it
+    np.testing.assert_array_equal(seen, np.ones(len(x)))
 
     # an element whose forward raises: the error names the adapter, as in one process
     # (outside jit, where it keeps its type)

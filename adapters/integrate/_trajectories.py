@@ -27,7 +27,8 @@ BUDGET = 64 * 2**20
 class Trajectories:
     """Dense solutions by their call, an owner and its inputs, within ``budget`` bytes.
 
-    The owner is kept with its entry, so no other object can take its ``id`` meanwhile.
+    Owners are compared as values, as adapters are: an equal copy of the adapter (one a
+    worker process received pickled, ``Adapter.processes``) finds what the original kept.
     """
 
     def __init__(self, budget: int = BUDGET) -> None:
@@ -38,7 +39,7 @@ class Trajectories:
         self._lock = threading.Lock()
 
     def put(
-        self, owner: object, inputs: tuple[np.ndarray, ...], trajectory: Trajectory, nbytes: int
+        self, owner: Hashable, inputs: tuple[np.ndarray, ...], trajectory: Trajectory, nbytes: int
     ) -> None:
         if nbytes > self.budget:
             return
@@ -46,12 +47,12 @@ class Trajectories:
         with self._lock:
             if key in self._kept:
                 self._bytes -= self._kept.pop(key).nbytes
-            self._kept[key] = _Entry(owner, trajectory, nbytes)
+            self._kept[key] = _Entry(trajectory, nbytes)
             self._bytes += nbytes
             while self._bytes > self.budget:
                 self._bytes -= self._kept.popitem(last=False)[1].nbytes
 
-    def take(self, owner: object, inputs: tuple[np.ndarray, ...]) -> Trajectory | None:
+    def take(self, owner: Hashable, inputs: tuple[np.ndarray, ...]) -> Trajectory | None:
         key = _key(owner, inputs)
         with self._lock:
             entry = self._kept.pop(key, None)
@@ -60,20 +61,19 @@ class Trajectories:
                 self._last = (key, entry)
             elif self._last is not None and self._last[0] == key:
                 entry = self._last[1]
-            return entry.trajectory if entry is not None and entry.owner is owner else None
+            return None if entry is None else entry.trajectory
 
     def __len__(self) -> int:
         return len(self._kept)
 
 
 class _Entry(NamedTuple):
-    owner: object
     trajectory: Trajectory
     nbytes: int
 
 
-def _key(owner: object, inputs: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
-    return (id(owner), *((a.shape, a.tobytes()) for a in inputs))
+def _key(owner: Hashable, inputs: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
+    return (owner, *((a.dtype.str, a.shape, a.tobytes()) for a in inputs))
 
 
 def nbytes(solution: Any) -> int:
