@@ -17,6 +17,7 @@ import os
 import pickle
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 
@@ -43,6 +44,9 @@ def in_processes(
             done.append(future.result())
         except _NotReceived as error:
             first = first or Unpicklable(_why(owner, processes, error.cause))
+        except BrokenProcessPool as error:  # a worker died: the next call starts new ones
+            _workers.cache_clear()
+            first = first or error
         except BaseException as error:
             first = first or error
     if first is not None:
