@@ -1,8 +1,7 @@
 """Second derivatives as differences of exact first derivatives, extrapolated by Ridders'
-method, every column's difference points of a round evaluated together.
-
-The caller evaluates the points: in one call of a vectorized adapter, so that a Hessian of
-n columns costs a dozen host calls instead of a dozen per column. Host code only.
+method: one column after another, or every column's points of a round together, which a
+vectorized adapter evaluates in one call (a Hessian of n columns in a dozen host calls
+instead of a dozen per column). Host code only.
 """
 
 from __future__ import annotations
