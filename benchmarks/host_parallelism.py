@@ -96,8 +96,9 @@ def main() -> None:
             return lambda: solve(y0, jnp.asarray(thetas), ts)
 
         def gradient(adapter):
-            def loss(theta):
-                return jax.vmap(adapter, in_axes=(None, 0, None))(y0, theta, ts)[:, -1].sum()
+            def loss(theta):  # (y₁ + y₂ + y₃ is conserved: weights that are not all equal)
+                solved = jax.vmap(adapter, in_axes=(None, 0, None))(y0, theta, ts)
+                return (solved[:, -1] @ jnp.array([1.0, 1e4, 1.0])).sum()
 
             value_and_grad = jax.jit(jax.value_and_grad(loss))
             return lambda: value_and_grad(jnp.asarray(thetas))
