@@ -4,9 +4,9 @@ Threads take turns on such work (SciPy's optimisers and ODE solvers loop in Pyth
 processes each have their own interpreter. A batch's elements are split into one task per
 worker, always the same share to the same worker: the adapter's method (``compute``,
 pickled once per task) and the elements' arguments go out, its results come back and are
-checked here. Workers are started with
-``spawn`` (a fork of a process running XLA's threads is unsafe), so they import the
-adapter's class anew: it must be importable, as pickled classes are.
+checked here. Workers are started with ``spawn`` (a fork of a process running XLA's
+threads is unsafe), so they import the adapter's class anew: it must be importable, as
+pickled classes are.
 """
 
 from __future__ import annotations

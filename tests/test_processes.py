@@ -62,8 +62,9 @@ def test_a_batch_runs_in_the_workers_forward_backward_and_jvp():
 @pytest.mark.slow  # starts two worker processes that import JAX and SciPy
 @jax.enable_x64(True)
 def test_ode_solves_in_the_workers_give_the_same_bits():
-    """The adjoint in a worker finds no solution kept by another process's forward: it
-    solves again, to the same bits."""
+    """The values and the adjoint's gradients of a batch of solves, in the workers (the
+    backward in the worker whose forward kept each solution) and in one process: the same
+    bits."""
     y0 = jnp.array([[1.0, 0.5], [0.2, -0.3], [2.0, 1.0]])
     theta = jnp.array([[0.5, 1.0], [1.5, 0.2], [0.8, 2.0]])
     ts = jnp.linspace(0.0, 3.0, 4)
