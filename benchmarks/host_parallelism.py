@@ -65,7 +65,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 rounds, a smaller batch")
     options = parser.parse_args()
-    rounds, batch = (2, 8) if options.quick else (7, BATCH)
+    rounds, batch = (2, 4) if options.quick else (7, BATCH)
 
     class TwoThreads(OdeSolve):
         threads = 2
