@@ -71,15 +71,17 @@ class Adapter:
     processes: ClassVar[int] = 1
     """How many worker processes may share the loop over a batch when ``vectorized`` is
     False: for host work that holds the GIL (a Python loop, SciPy's optimisers and ODE
-    solvers). Each takes its share of the batch elements, calls ``forward``, ``backward``
-    or ``jvp`` on them, and sends the results back. The workers start (``spawn``) at the
-    first such call and stay; they import the adapter's class anew and receive the adapter
-    pickled, so its class (and any class among its parameters) must be defined at the top
-    level of an importable module, not in a notebook (a script's own classes work: the
-    workers import the script, so it needs Python's ``if __name__ == "__main__":``
-    guard). ``forward`` gets no ``out`` there, and host state an adapter keeps between its
-    forward and backward calls stays in the worker that made it. ``threads`` and
-    ``processes`` are exclusive."""
+    solvers; 64 BDF solves took 0.49-0.67x the one-thread time on two processes,
+    ``benchmarks/host_parallelism.py``). Each worker takes its share of the batch, calls
+    ``forward``, ``backward`` or ``jvp`` on it and sends the results back. The workers
+    start (``spawn``) at the first such call and stay; they import the adapter's class
+    anew and receive the adapter pickled, so its class (and any class among its
+    parameters) must be defined at the top level of an importable module, not in a
+    notebook (a script's own classes work: the workers import the script, so it needs
+    Python's ``if __name__ == "__main__":`` guard). ``forward`` gets no ``out`` there. Host
+    state an adapter keeps between its forward and backward stays in the worker that made
+    it: share ``i`` of a batch always goes to worker ``i``, so a backward over the same
+    batch finds it. ``threads`` and ``processes`` are exclusive."""
 
     domains: ClassVar[Mapping[str, str | Domain | Callable[[np.ndarray], np.ndarray]]] = {}
     """What valid inputs look like, by argument name, for ``jaxbridge.testing``: its input
