@@ -183,11 +183,18 @@ class HostFunction:
             return None, jx, self._hooked("jacobian", jt, (m, p)) if parameters else None
         return self._pullbacks(x, np.eye(self.size(x)), parameters)
 
+    @property
+    def _pulled(self) -> bool:
+        """Whether the first derivatives are one ``backward`` call's: a scalar function's
+        (a contracted one with a ``jacobian`` hook goes through the hook instead)."""
+        hooked = self._weights is not None and callable(getattr(self.adapter, "jacobian", None))
+        return self.scalar and not hooked
+
     def _first(self, x: np.ndarray, parameters: bool) -> tuple[np.ndarray, ...]:
         """The gradient of a scalar function, the Jacobian of a vector one: in ``x``, and
         with ``parameters`` in ``theta`` too."""
         w = self._weights
-        if self.scalar and (w is None or not callable(getattr(self.adapter, "jacobian", None))):
+        if self._pulled:
             _, gx, gt = self._pullbacks(x, self._cotangent, parameters)
             return (gx[0],) if gt is None else (gx[0], gt[0])
         _, jx, jt = self._jacobian(x, parameters)
@@ -196,7 +203,7 @@ class HostFunction:
         return (jx,) if jt is None else (jx, jt)
 
     def _batched_firsts(self, points: np.ndarray, parameters: bool) -> np.ndarray:
-        """``_first`` of a vectorized scalar function at each row of ``points``, flattened
+        """``_first`` of a vectorized ``_pulled`` function at each row of ``points``, flattened
         into one row each, from one ``forward`` and one ``backward`` call (the points as a
         batch)."""
         w = self._weights
@@ -260,11 +267,6 @@ class HostFunction:
             return hxx, hxt
         at_x = self._first(x, parameters)
         sizes = [d.size for d in at_x]
-        base = np.concatenate([d.ravel() for d in at_x])
-        # a batch of points in one call: a vectorized scalar function differentiated by
-        # ``backward`` (a contracted one with a ``jacobian`` hook goes through the hook)
-        hooked = self._weights is not None and callable(getattr(self.adapter, "jacobian", None))
-        batched = self.adapter.vectorized and self.scalar and not hooked
 
         def first(point: np.ndarray) -> np.ndarray:
             return np.concatenate([d.ravel() for d in self._first(point, parameters)])
@@ -272,6 +274,9 @@ class HostFunction:
         def firsts(points: np.ndarray) -> np.ndarray:
             return self._batched_firsts(points, parameters)
 
+        # a batch of points in one call, where one backward call gives a point's derivatives
+        batched = self.adapter.vectorized and self._pulled
+        base = np.concatenate([d.ravel() for d in at_x])
         stacked = derivative_columns(x, base, first, self.box, rough, firsts if batched else None)
         # column j holds ∂/∂x_j of the first derivatives: of ∂f/∂x (.., n) and ∂f/∂θ (.., p)
         hxx = stacked[: sizes[0]].reshape(*at_x[0].shape, x.shape[-1])
