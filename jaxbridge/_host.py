@@ -15,20 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._processes import Unpicklable, in_processes
-
-
-class Refusal(Exception):
-    """An error the bridge raises on the host about what an adapter's method returned: not
-    one the adapter's own code raised, so ``host_error`` leaves it as it is."""
-
-
-class RefusedType(Refusal, TypeError):
-    pass
-
-
-class RefusedValue(Refusal, ValueError):
-    pass
+from ._processes import in_processes
+from ._refusals import Refusal, RefusedType, RefusedValue
 
 
 def host_error(owner: str, method: str, error: Exception) -> Exception:
@@ -329,8 +317,6 @@ def run_batched(
         ]
         try:
             computed = in_processes(owner, compute, processes, arguments)
-        except Unpicklable:
-            raise
         except Exception as error:
             raise host_error(owner, method, error)
         for chunk, elements, gots in zip(chunks, arguments, computed):

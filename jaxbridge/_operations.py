@@ -27,7 +27,6 @@ from ._caches import per_object
 from ._host import (
     Compute,
     HostFunction,
-    RefusedType,
     Repair,
     cotangent,
     run_batched,
@@ -45,6 +44,7 @@ from ._plan import (
     writes_out,
 )
 from ._primitives import Linear, bind, vary_like
+from ._refusals import RefusedType
 from ._residuals import refuse_differentiated_residuals
 from ._transport import gives_buffers, host_call
 

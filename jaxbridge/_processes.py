@@ -20,8 +20,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from ._refusals import Refusal
 
-class Unpicklable(TypeError):
+
+class Unpicklable(Refusal, TypeError):
     """An adapter a worker process cannot receive: the message says why."""
 
 
