@@ -83,6 +83,19 @@ class Adapter:
     it: share ``i`` of a batch always goes to worker ``i``, so a backward over the same
     batch finds it. ``threads`` and ``processes`` are exclusive."""
 
+    blas_threads: ClassVar[int | None] = None
+    """At most how many threads OpenBLAS may use while this adapter's host methods run;
+    ``None`` leaves the process's setting. Set 1 where the host work is a loop of small
+    linear algebra (a solver's iterations): OpenBLAS's worker threads busy-wait for more
+    work after each job, and some of SciPy's small routines hand them jobs every time
+    (L-BFGS-B's kept a worker at a whole core), which made such loops 2-70x slower
+    wherever the cores were wanted by others (``docs/performance.md``, BLAS threads).
+    Leave it for large factorisations, which BLAS threads speed up. The count is the
+    process's: while a host call holds it, other BLAS work in the process (XLA's own
+    linear algebra among it) gets at most as many threads too. Only OpenBLAS's own thread
+    server (NumPy's and SciPy's wheels) is held; other BLAS builds are left as they are.
+    Costs a few microseconds per host call."""
+
     domains: ClassVar[Mapping[str, str | Domain | Callable[[np.ndarray], np.ndarray]]] = {}
     """What valid inputs look like, by argument name, for ``jaxbridge.testing``: its input
     strategy draws them, ``check_adapter`` draws its batches from them, keeps its
@@ -137,6 +150,7 @@ class Adapter:
             "vectorized",
             "threads",
             "processes",
+            "blas_threads",
             "domains",
             "linear_in",
             "residuals_from",
@@ -153,6 +167,12 @@ class Adapter:
                 raise TypeError(
                     f"{cls.__name__}: `{name}` must be a whole number of at least 1, got {count!r}."
                 )
+        blas = vars(cls).get("blas_threads")
+        if blas is not None and (isinstance(blas, bool) or not isinstance(blas, int) or blas < 1):
+            raise TypeError(
+                f"{cls.__name__}: `blas_threads` must be None (the process's setting) or a "
+                f"whole number of at least 1, got {blas!r}."
+            )
         if cls.threads > 1 and cls.processes > 1:
             raise TypeError(
                 f"{cls.__name__}: `threads` and `processes` both share the loop over a batch; "

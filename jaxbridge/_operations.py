@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._blas import HeldBlas
 from ._caches import per_object
 from ._host import (
     Compute,
@@ -570,26 +571,32 @@ def host_function(
     ``sources`` gives, per result, the arguments whose batch it has (``None``: all), and
     ``repair`` mends results that fail the fast check before they are checked."""
     cls = type(adapter)
+    held = cls.blas_threads
+    if held is not None and cls.processes > 1:
+        compute = HeldBlas(compute, held)  # in the worker processes, around each element
     if cls.vectorized:
         expected = [
             (tuple(s.shape), np.dtype(s.dtype), len(r.shape)) for s, r in zip(specs, results)
         ]
         # a forward's results must have the whole batch (see conform)
-        return whole(cls.__name__, method, compute, expected, repair, method == "forward")
-    cores = [(s.shape, np.dtype(s.dtype)) for s in results]
-    sources = [None] * len(cores) if sources is None else sources
-    return functools.partial(
-        run_batched,
-        cls.__name__,
-        method,
-        compute,
-        ranks,
-        cores,
-        sources,
-        cls.threads,
-        cls.processes,
-        repair=repair,
-    )
+        function = whole(cls.__name__, method, compute, expected, repair, method == "forward")
+    else:
+        cores = [(s.shape, np.dtype(s.dtype)) for s in results]
+        sources = [None] * len(cores) if sources is None else sources
+        function = functools.partial(
+            run_batched,
+            cls.__name__,
+            method,
+            compute,
+            ranks,
+            cores,
+            sources,
+            cls.threads,
+            cls.processes,
+            repair=repair,
+        )
+    # held on the thread that runs the host call, around the whole of it (see _blas)
+    return function if held is None else HeldBlas(function, held)
 
 
 def describe(value: object) -> str:

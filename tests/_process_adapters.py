@@ -8,6 +8,7 @@ import os
 
 import jax
 import numpy as np
+from threadpoolctl import threadpool_info
 
 import jaxbridge as jb
 from jaxbridge.adapters.integrate import OdeSolve
@@ -62,3 +63,41 @@ class ParallelOdeSolve(OdeSolve):
     """``OdeSolve`` with its batch shared by two worker processes."""
 
     processes = 2
+
+
+def blas_threads() -> int:
+    """The fewest threads that any of the OpenBLAS thread servers loaded (NumPy's, SciPy's)
+    may use now: what ``blas_threads`` holds."""
+    return min(
+        info["num_threads"]
+        for info in threadpool_info()
+        if info["internal_api"] == "openblas" and info["threading_layer"] == "pthreads"
+    )
+
+
+class BlasProbe(jb.Adapter):
+    """``x`` times the number of BLAS threads its host code ran with (``blas_threads``),
+    and the same factor in ``backward`` and ``jvp``: exact where BLAS was held at one
+    thread. A ``forward`` given a negative ``x[0]`` raises."""
+
+    signature = "(n)->(n)"
+    blas_threads = 1
+
+    def forward(self, x):
+        if x[0] < 0:
+            raise ValueError("a negative first entry")
+        return x * blas_threads()
+
+    def backward(self, res, g):
+        return (g * blas_threads(),)
+
+    def jvp(self, res, tangents):
+        (dx,) = tangents
+        return dx * blas_threads()
+
+
+class BlasProbeInProcesses(BlasProbe):
+    """In three worker processes: a count no other test's adapter uses, so that its
+    workers start when its test runs, with that test's environment."""
+
+    processes = 3

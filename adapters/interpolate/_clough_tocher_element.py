@@ -66,6 +66,7 @@ class BarycentricMap(jb.Adapter):
     of: Scattered
 
     signature = "(p,n),(m,n)->(m,k,n)"
+    blas_threads = 1  # the triangulation's queries, as Scattered's
 
     def output_specs(self, points, xi):
         return jax.ShapeDtypeStruct(xi.shape[-2:-1] + (3, 2), jb.result_dtype(points, xi))
@@ -96,6 +97,7 @@ class ControlCoefficients(jb.Adapter):
     of: Scattered
 
     signature = "(p,n),(p),(m,n)->(m,k)"
+    blas_threads = 1  # the triangulation's queries, as Scattered's
     linear_in = ("values",)
 
     def output_specs(self, points, values, xi):
@@ -138,6 +140,7 @@ class TransposedCoefficients(jb.Adapter):
     of: Scattered
 
     signature = "(p,n),(m,k),(m,n)->(p)"
+    blas_threads = 1  # the triangulation's queries, as Scattered's
     linear_in = ("g",)
 
     def output_specs(self, points, g, xi):

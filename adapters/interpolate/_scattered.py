@@ -66,6 +66,9 @@ class Scattered(jb.Adapter):
     signature = "(p,n),(p),(m,n)->(m)"
     linear_in = ("values",)
     domains = {"points": scattered_sites, "xi": inner_queries}
+    # the triangulation's queries (find_simplex, transform) wake OpenBLAS's threads, which
+    # then busy-wait (see Adapter.blas_threads)
+    blas_threads = 1
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
@@ -122,6 +125,7 @@ class Locate(jb.Adapter):
     of: Scattered
 
     signature = "(p,n),(m,n)->(m,k)"
+    blas_threads = 1  # as Scattered's
 
     def output_specs(self, points, xi):
         n = points.shape[-1]

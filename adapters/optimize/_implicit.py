@@ -257,6 +257,9 @@ class ImplicitSolver(jb.Adapter):
     on_failure: OnFailure = "raise"
 
     signature = "(n),(p)->(n)"
+    # SciPy's iterations are small linear algebra; L-BFGS-B's wake OpenBLAS's threads,
+    # which then busy-wait (see Adapter.blas_threads)
+    blas_threads = 1
 
     _methods: ClassVar[tuple[str, ...]]
     """The values ``method`` may take."""
