@@ -549,7 +549,7 @@ def ode_rows(rounds: int, methods: tuple[str, ...], contender: bool) -> None:
             ).y
         ),
         "jit(OdeSolve) value": lambda: value(y0, theta, ts),
-        "jit(value_and_grad), adjoint": lambda: loss(y0, theta),
+        "jit(value_and_grad), through the steps": lambda: loss(y0, theta),
     }
     table(
         "OdeSolve(RK45), Lotka-Volterra over [0, 10], 11 outputs, rtol 1e-8, atol 1e-10",

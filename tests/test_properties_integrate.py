@@ -1,7 +1,7 @@
 """The property suite (``tests/_properties.py``) over ``jaxbridge.adapters.integrate``: rules
-on the host (first order). With forward sensitivities the two modes' rules are exact
-transposes; the adjoint's jvp and backward agree to the solver's tolerance, which its
-"transpose" check is given."""
+on the host (first order). With forward sensitivities, and through an explicit method's
+steps, the two modes' rules are exact transposes; the adjoint's jvp and backward agree to
+the solver's tolerance, which its "transpose" check is given."""
 
 from _integrate_cases import Damped, GaussianCosine
 from _properties import HOST_RULES, Case, property_tests
@@ -31,6 +31,15 @@ CASES = [
         rtol={"transpose": 1e-8},
         atol={**DIFFERENCES, "transpose": 1e-12},
         label="adjoint",
+    ),
+    Case(
+        # derivatives through RK45's steps: the two modes exact transposes, the finite
+        # differences (which take other steps) agree to the tolerance
+        OdeSolve(Damped(), method="RK45", rtol=1e-12, atol=1e-14),
+        skipped=HOST_RULES,
+        float32=False,
+        atol=DIFFERENCES,
+        label="steps",
     ),
     Case(Quad(GaussianCosine(), epsabs=1e-12, epsrel=1e-12), skipped=HOST_RULES),
 ]

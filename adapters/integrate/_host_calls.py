@@ -73,10 +73,14 @@ class HostFunction:
         if not overrides(self.adapter, method):
             raise TypeError(f"{self._who} defines no host `{method}`, which {purpose} needs.")
 
-    def vjp(self, args: Sequence[np.ndarray], g: np.ndarray) -> list[np.ndarray]:
-        """One float64 cotangent per argument (zeros where ``backward`` returns None)."""
+    def vjp(
+        self, args: Sequence[np.ndarray], g: np.ndarray, value: np.ndarray | None = None
+    ) -> list[np.ndarray]:
+        """One float64 cotangent per argument (zeros where ``backward`` returns None).
+        ``value``: the output at ``args``, where the caller has it (no ``forward`` call)."""
         self._needs("backward", "a gradient")
-        cts = self.adapter.backward(self._res(args), np.asarray(g, np.float64))
+        res = self._res(args) if value is None else (*args, value)
+        cts = self.adapter.backward(res, np.asarray(g, np.float64))
         return [
             cotangent(self._who, self.adapter, i, c, a.shape)
             for i, (c, a) in enumerate(zip(cts, args, strict=True))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, Union
 
 import numpy as np
 import scipy.integrate
@@ -19,6 +19,7 @@ import scipy.sparse
 import jaxbridge as jb
 
 from ._host_calls import HostFunction, failure
+from ._runge_kutta import RECORDED, Steps, through_steps_jvp, through_steps_vjp
 
 METHODS = ("BDF", "Radau", "LSODA", "RK45", "RK23", "DOP853")
 IMPLICIT = frozenset({"BDF", "Radau", "LSODA"})  # the methods that use a Jacobian
@@ -51,6 +52,7 @@ def integrate(
     t_eval: np.ndarray | None = None,
     dense: bool = False,
     quadratures: int = 0,
+    solver: type | None = None,
 ) -> Any:
     """``solve_ivp`` with the adapter's settings; raise ``IntegrationFailure`` naming
     ``what`` and quoting SciPy's message unless it reached ``span[1]`` with finite values.
@@ -74,7 +76,8 @@ def integrate(
     between numbers"), while near ``s = 0`` it can.
 
     Returns the solution at ``t_eval`` (columns), or at ``span[1]`` alone, and with
-    ``dense`` an interpolant of ``t``.
+    ``dense`` an interpolant of ``t``. ``solver``: SciPy's class for the method to use
+    instead of its name (one that records its steps).
     """
     start, end = float(span[0]), float(span[1])
     sign = 1.0 if end >= start else -1.0
@@ -123,7 +126,7 @@ def integrate(
                 finite_fun,
                 (0.0, abs(end - start)),
                 z0,
-                method=method,
+                method=method if solver is None else solver,  # type: ignore[arg-type]
                 t_eval=None
                 if t_eval is None
                 else np.minimum(sign * (t_eval - start), abs(end - start)),
@@ -148,8 +151,9 @@ def integrate(
     return values, Interpolant(sol.sol, start, sign) if dense else None
 
 
-Trajectory = Callable[[float], np.ndarray]
-"""``y(t)`` between the output times: a solve's dense output."""
+Trajectory = Union["Interpolant", Steps]
+"""What the derivatives need of a solve between its output times: its dense output, or
+an explicit Runge-Kutta method's steps."""
 
 
 class Interpolant:
@@ -234,9 +238,12 @@ class Dynamics:
             )
         return jy
 
-    def vjp(self, t: float, y: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(λᵀ ∂f/∂y, λᵀ ∂f/∂θ)``: one forward and one backward call."""
-        _, ybar, thetabar = self.host.vjp(self.args(t, y), lam)
+    def vjp(
+        self, t: float, y: np.ndarray, lam: np.ndarray, f: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(λᵀ ∂f/∂y, λᵀ ∂f/∂θ)``: one forward and one backward call (one backward where
+        the caller has ``f(t, y)``)."""
+        _, ybar, thetabar = self.host.vjp(self.args(t, y), lam, f)
         return ybar, thetabar
 
     def jvp(self, t: float, y: np.ndarray, v: np.ndarray, dtheta: np.ndarray) -> np.ndarray:
@@ -246,19 +253,30 @@ class Dynamics:
 
 def solve(
     settings: Settings, dyn: Dynamics, y0: np.ndarray, ts: np.ndarray, dense: bool = False
-) -> tuple[np.ndarray, Interpolant | None]:
+) -> tuple[np.ndarray, Trajectory | None]:
     """``y`` at every time in ``ts`` (strictly increasing), ``(k, n)``, row 0 ``y0``; with
-    ``dense`` also ``y(t)`` between them (None for one time). The outputs are the same to
-    the bit with or without it: ``solve_ivp`` reads ``t_eval`` from the same interpolants."""
+    ``dense`` also what the derivatives need of the solve between them (None for one
+    time): the explicit Runge-Kutta methods' steps (``_runge_kutta``), the others' dense
+    output. The outputs are the same to the bit either way: ``solve_ivp`` reads ``t_eval``
+    from the same interpolants."""
     ys = np.empty((len(ts), len(y0)))
     ys[0] = y0
     if len(ts) == 1:
         return ys, None
-    values, trajectory = integrate(
-        settings, "the solve", dyn.f, dyn.jac_y, (ts[0], ts[-1]), y0, t_eval=ts, dense=dense
+    steps = Steps(settings.method, ts[0], 1.0) if dense and settings.method in RECORDED else None
+    values, interpolant = integrate(
+        settings,
+        "the solve",
+        dyn.f,
+        dyn.jac_y,
+        (ts[0], ts[-1]),
+        y0,
+        t_eval=ts,
+        dense=dense and steps is None,
+        solver=None if steps is None else steps.solver(),
     )
     ys[1:] = values.T[1:]
-    return ys, trajectory
+    return ys, steps if steps is not None else interpolant
 
 
 _COUPLING_STEP = float(np.sqrt(np.finfo(np.float64).eps))
@@ -356,14 +374,20 @@ def adjoint(
     if len(nonzero) == 0:
         return np.zeros(n), thetabar, tbar
     last = int(nonzero[-1])
-    lam = np.zeros(n)  # λ just after each output time, before its cotangent is added
-    for i in range(last, 0, -1):
-        assert trajectory is not None  # (there is one wherever there are two times)
-        lam += g[i]
+    for i in range(1, last + 1):
         tbar[i] = g[i] @ dyn.f(ts[i], ys[i])
-        lam, dtheta = _adjoint_interval(settings, dyn, ts[i - 1], ts[i], trajectory, lam)
-        thetabar += dtheta
-    tbar[0] = -lam @ dyn.f(ts[0], ys[0]) if last > 0 else 0.0
+    if last == 0:
+        return g[0].copy(), thetabar, tbar
+    if isinstance(trajectory, Steps):
+        lam, thetabar = through_steps_vjp(dyn, trajectory, ts, g)
+    else:
+        assert trajectory is not None  # (there is one wherever there are two times)
+        lam = np.zeros(n)  # λ just after each output time, before its cotangent is added
+        for i in range(last, 0, -1):
+            lam += g[i]
+            lam, dtheta = _adjoint_interval(settings, dyn, ts[i - 1], ts[i], trajectory, lam)
+            thetabar += dtheta
+    tbar[0] = -lam @ dyn.f(ts[0], ys[0])
     return lam + g[0], thetabar, tbar
 
 
@@ -372,7 +396,7 @@ def _adjoint_interval(
     dyn: Dynamics,
     start: float,
     end: float,
-    trajectory: Trajectory,
+    trajectory: Interpolant,
     lam_end: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``λ(start)`` and ``∫ λᵀ ∂f/∂θ dt`` over ``[start, end]``, from ``λ(end)``."""
@@ -424,12 +448,18 @@ def tangent(
         return out
     assert trajectory is not None  # (there is one wherever there are two times)
     v = dy0 - dyn.f(ts[0], ys[0]) * dts[0]
+    if isinstance(trajectory, Steps):
+        out[1:] = through_steps_jvp(dyn, trajectory, ts, v, dtheta)
+        for i in range(1, k):
+            out[i] += dyn.f(ts[i], ys[i]) * dts[i]
+        return out
+    interpolant = trajectory
 
     def fun(t: float, v: np.ndarray) -> np.ndarray:
-        return dyn.jvp(t, trajectory(t), v, dtheta)
+        return dyn.jvp(t, interpolant(t), v, dtheta)
 
     def jac(t: float, v: np.ndarray) -> Any:
-        return dyn.jac_y(t, trajectory(t))
+        return dyn.jac_y(t, interpolant(t))
 
     for i in range(1, k):
         where = f"the tangent over [{ts[i - 1]:.8g}, {ts[i]:.8g}]"

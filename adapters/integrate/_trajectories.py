@@ -1,12 +1,13 @@
-"""The forward's dense solutions, kept for the adjoint's backward.
+"""What the forward's solves keep for the adjoint's backward.
 
-A differentiated ``OdeSolve`` call solves with dense output and keeps the interpolant
-here under its exact inputs, so that the backward does not solve ``y`` again (JAX's
-residuals could not carry it: its size is the number of steps taken). The backward takes
-it; one that is not here (dropped for room, or a call the forward never saw) is solved
-again by the very same call, so what is kept changes the time a backward takes, never
-its result. The store is bounded in bytes, the oldest dropped first, and the last
-solution taken stays until the next is taken (a Jacobian's rows ask for it once each).
+A differentiated ``OdeSolve`` call keeps what its derivatives need of the solve between
+the output times (the dense output, or an explicit method's steps) here under its exact
+inputs, so that the backward does not solve ``y`` again (JAX's residuals could not carry
+it: its size is the number of steps taken). The backward takes it; one that is not here
+(dropped for room, or a call the forward never saw) is solved again by the very same call,
+so what is kept changes the time a backward takes, never its result. The store is bounded
+in bytes, the oldest dropped first, and the last solution taken stays until the next is
+taken (a Jacobian's rows ask for it once each).
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._ode import Trajectory
+from ._runge_kutta import Steps
 
 BUDGET = 64 * 2**20
-"""Bytes of interpolants kept at most: a few thousand solves of a small system."""
+"""Bytes of solutions kept at most: a few thousand solves of a small system."""
 
 
 class Trajectories:
-    """Dense solutions by their call, an owner and its inputs, within ``budget`` bytes.
+    """Solutions by their call, an owner and its inputs, within ``budget`` bytes.
 
     Owners are compared as values, as adapters are: an equal copy of the adapter (one a
     worker process received pickled, ``Adapter.processes``) finds what the original kept.
@@ -76,11 +78,13 @@ def _key(owner: Hashable, inputs: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
     return (owner, *((a.dtype.str, a.shape, a.tobytes()) for a in inputs))
 
 
-def nbytes(solution: Any) -> int:
-    """The bytes of the arrays a ``solve_ivp`` ``OdeSolution`` keeps, step by step."""
+def nbytes(trajectory: Trajectory) -> int:
+    """The bytes of the arrays a trajectory keeps, step by step."""
+    if isinstance(trajectory, Steps):
+        return trajectory.nbytes
     return sum(
         value.nbytes
-        for step in solution.interpolants
+        for step in trajectory.solution.interpolants
         for value in vars(step).values()
         if isinstance(value, np.ndarray)
     )
