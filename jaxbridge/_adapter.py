@@ -204,6 +204,9 @@ class Adapter:
     @default_rule
     def forward(self, *args: np.ndarray) -> Any:
         """Compute the outputs on the host. NumPy arrays in (read-only), NumPy arrays out.
+        The arrays in may be views of XLA's buffers, valid until the call returns: copy
+        any that host state kept beyond the call holds on to (inside ``lax.scan`` XLA
+        reuses them for the next iteration before a backward runs).
 
         Return one array per output in ``signature`` (a tuple if there are several), then
         the residuals that ``residual_specs`` declares, all in one flat tuple. Results are
