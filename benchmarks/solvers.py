@@ -12,9 +12,9 @@ beside. Not a test: nothing is asserted.
 - ``Root`` (hybr): a 50-unknown Bratu problem, with and without a ``jacobian`` hook.
 - ``LeastSquares`` (trf): ``vmap`` over 64 exponential fits, 2 unknowns, 20 residuals; and
   one fit of 3 unknowns to 2000 residuals in 1000 parameters, without hooks.
-- ``OdeSolve``: Robertson over [0, 40], rtol 1e-6, atol 1e-10 (BDF, Radau; the adjoint and
-  forward sensitivities), and Lotka-Volterra with RK45; diffrax (Kvaerno5, Tsit5) beside it
-  where installed.
+- ``OdeSolve``: Robertson over [0, 40], rtol 1e-6, atol 1e-10 (BDF, Radau; the adjoint,
+  forward sensitivities, and for Radau the steps), and Lotka-Volterra with RK45 (the
+  adjoint and the steps); diffrax (Kvaerno5) beside Robertson where installed.
 
     python benchmarks/solvers.py           # 11 rounds
     python benchmarks/solvers.py --quick   # 2 rounds, fewer rows: a smoke run
@@ -518,6 +518,12 @@ def ode_rows(rounds: int, methods: tuple[str, ...], contender: bool) -> None:
                 jax.value_and_grad(lambda y0, t, s=solver: s(y0, t, ts)[-1] @ weights, (0, 1))
             )
             contenders[f"jit(value_and_grad), {sensitivity}"] = lambda f=loss: f(y0, theta)
+        if method == "Radau":  # derivatives through the steps (not for the multistep BDF)
+            stepped = OdeSolve(Robertson(), method=method, sensitivity="steps", **STIFF)
+            loss = jax.jit(
+                jax.value_and_grad(lambda y0, t: stepped(y0, t, ts)[-1] @ weights, (0, 1))
+            )
+            contenders["jit(value_and_grad), steps"] = lambda f=loss: f(y0, theta)
         controlled = OdeSolve(Robertson(), method=method, control_quadrature=True, **STIFF)
         loss = jax.jit(
             jax.value_and_grad(lambda y0, t: controlled(y0, t, ts)[-1] @ weights, (0, 1))
@@ -534,8 +540,10 @@ def ode_rows(rounds: int, methods: tuple[str, ...], contender: bool) -> None:
     lv_y0, lv_theta = np.array([1.0, 0.5]), np.array([1.5, 1.0, 1.0, 3.0])
     y0, theta, ts = map(jnp.asarray, (lv_y0, lv_theta, LOTKA_TIMES))
     solver = OdeSolve(LotkaVolterra(), method="RK45", **NON_STIFF)
+    stepped = OdeSolve(LotkaVolterra(), method="RK45", sensitivity="steps", **NON_STIFF)
     value = jax.jit(solver)
     loss = jax.jit(jax.value_and_grad(lambda y0, t: solver(y0, t, ts).sum(), (0, 1)))
+    through = jax.jit(jax.value_and_grad(lambda y0, t: stepped(y0, t, ts).sum(), (0, 1)))
     contenders = {
         "scipy.integrate.solve_ivp": lambda: (
             scipy.integrate.solve_ivp(
@@ -549,7 +557,8 @@ def ode_rows(rounds: int, methods: tuple[str, ...], contender: bool) -> None:
             ).y
         ),
         "jit(OdeSolve) value": lambda: value(y0, theta, ts),
-        "jit(value_and_grad), through the steps": lambda: loss(y0, theta),
+        "jit(value_and_grad), adjoint": lambda: loss(y0, theta),
+        "jit(value_and_grad), steps": lambda: through(y0, theta),
     }
     table(
         "OdeSolve(RK45), Lotka-Volterra over [0, 10], 11 outputs, rtol 1e-8, atol 1e-10",

@@ -1,7 +1,8 @@
-"""``OdeSolve`` with the explicit Runge-Kutta methods (RK23, RK45): derivatives through the
-steps the solve took. The recorded steps give the outputs to the bit; the backward is the
-exact derivative of those steps (against differences of the same steps replayed), the
-forward mode its exact transpose; both agree with the closed form to the tolerance."""
+"""``OdeSolve(sensitivity="steps")``: derivatives through the steps the solve took (RK23,
+RK45, Radau). The recorded steps give the outputs to the bit; the explicit methods'
+backward is the exact derivative of those steps (against differences of the same steps
+replayed); the forward mode is its exact transpose; both agree with the closed form to the
+tolerance. And the kept solutions never alias XLA's buffers."""
 
 import jax
 import jax.numpy as jnp
@@ -12,9 +13,10 @@ from _integrate_cases import Damped, Rotation
 
 from jaxbridge.adapters.integrate import OdeSolve
 from jaxbridge.adapters.integrate._ode import Dynamics, solve
-from jaxbridge.adapters.integrate._runge_kutta import Steps
+from jaxbridge.adapters.integrate._steps import Steps
 
-METHODS = ["RK45", "RK23"]
+EXPLICIT = ["RK45", "RK23"]
+METHODS = [*EXPLICIT, "Radau"]
 ARGS = (np.array([0.5, -1.0]), np.array([0.3, -0.2]), np.array([-0.1, 0.4, 1.0, 2.5]))
 WEIGHTS = np.random.default_rng(7).normal(size=(4, 2))
 
@@ -44,9 +46,9 @@ def replayed(method, steps, rhs, y0, theta, ts):
     return np.array(outputs)
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", EXPLICIT)
 def test_the_recorded_steps_give_the_outputs_to_the_bit(method):
-    solver = OdeSolve(Damped(), method=method, rtol=1e-7)
+    solver = OdeSolve(Damped(), method=method, rtol=1e-7, sensitivity="steps")
     y0, theta, ts = ARGS
     ys, steps = solve(solver, Dynamics(Damped(), theta, 2), y0, ts, dense=True)
     assert isinstance(steps, Steps) and len(steps.h) > 10
@@ -55,11 +57,11 @@ def test_the_recorded_steps_give_the_outputs_to_the_bit(method):
         np.testing.assert_array_equal(jax.jit(solver)(*ARGS), ys)  # a value-only call's
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", EXPLICIT)
 def test_the_gradient_is_the_exact_derivative_of_the_steps_taken(method):
     """Central differences of the replayed steps (sizes held) in every entry of y0 and
     theta: a rule 1e-6 off would show (the differences are good to ~1e-9 here)."""
-    solver = OdeSolve(Damped(), method=method, rtol=1e-6)
+    solver = OdeSolve(Damped(), method=method, rtol=1e-6, sensitivity="steps")
     y0, theta, ts = ARGS
     _, steps = solve(solver, Dynamics(Damped(), theta, 2), y0, ts, dense=True)
 
@@ -91,7 +93,7 @@ def test_forward_and_reverse_modes_are_exact_transposes(method):
     g = rng.normal(size=(4, 2))
     tangents = tuple(rng.normal(size=a.shape) for a in ARGS)
     with jax.enable_x64(True):
-        solver = OdeSolve(Damped(), method=method, rtol=1e-6)
+        solver = OdeSolve(Damped(), method=method, rtol=1e-6, sensitivity="steps")
         _, jt = jax.jvp(solver, ARGS, tangents)
         _, pullback = jax.vjp(solver, *ARGS)
         forward = float(jnp.sum(g * jt))
@@ -106,7 +108,7 @@ def test_derivatives_against_the_closed_form(method):
     from test_integrate_ode import ROTATION_ARGS, _rotation_reference
 
     with jax.enable_x64(True):
-        solver = OdeSolve(Rotation(), method=method, rtol=1e-10, atol=1e-12)
+        solver = OdeSolve(Rotation(), method=method, rtol=1e-10, atol=1e-12, sensitivity="steps")
         expected = jax.jacrev(_rotation_reference, (0, 1, 2))(*ROTATION_ARGS)
         for jacobian in (jax.jacrev, jax.jacfwd):
             got = jax.jit(jacobian(solver, (0, 1, 2)))(*ROTATION_ARGS)
@@ -114,8 +116,11 @@ def test_derivatives_against_the_closed_form(method):
                 np.testing.assert_allclose(a, e, rtol=1e-7, atol=1e-8)
 
 
-@pytest.mark.parametrize("method", ["RK45", "DOP853"])
-def test_gradients_inside_a_scan_equal_each_call_alone(method):
+@pytest.mark.parametrize(
+    ("method", "sensitivity"),
+    [("RK45", "adjoint"), ("DOP853", "adjoint"), ("RK45", "steps"), ("Radau", "steps")],
+)
+def test_gradients_inside_a_scan_equal_each_call_alone(method, sensitivity):
     """What a differentiated forward keeps for its backward (the steps, or the dense
     output, whose first step holds y0) must not alias its inputs: inside ``lax.scan`` XLA
     reuses their buffers for the next iteration before the backward runs (the gradients
@@ -124,7 +129,7 @@ def test_gradients_inside_a_scan_equal_each_call_alone(method):
     y0, theta, w = rng.normal(size=(3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(3, 3, 2))
     ts = np.sort(rng.uniform(0, 1, (3, 3)), axis=1)
     with jax.enable_x64(True):
-        solver = OdeSolve(Damped(), method=method, rtol=1e-10)
+        solver = OdeSolve(Damped(), method=method, rtol=1e-10, sensitivity=sensitivity)
 
         def loss(y0, theta, ts):
             def body(total, x):
@@ -139,3 +144,9 @@ def test_gradients_inside_a_scan_equal_each_call_alone(method):
             )
             for a, b in zip(scanned, alone):
                 np.testing.assert_array_equal(a[i], b)
+
+
+def test_steps_are_refused_for_the_multistep_methods_and_dop853():
+    for method in ("BDF", "LSODA", "DOP853"):
+        with pytest.raises(ValueError, match=rf"sensitivity='steps'.*got '{method}'"):
+            OdeSolve(Damped(), method=method, sensitivity="steps")

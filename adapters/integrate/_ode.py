@@ -19,7 +19,7 @@ import scipy.sparse
 import jaxbridge as jb
 
 from ._host_calls import HostFunction, failure
-from ._runge_kutta import RECORDED, Steps, through_steps_jvp, through_steps_vjp
+from ._steps import Steps, through_steps_jvp, through_steps_vjp
 
 METHODS = ("BDF", "Radau", "LSODA", "RK45", "RK23", "DOP853")
 IMPLICIT = frozenset({"BDF", "Radau", "LSODA"})  # the methods that use a Jacobian
@@ -40,6 +40,8 @@ class Settings(Protocol):
     def max_evaluations(self) -> int: ...
     @property
     def control_quadrature(self) -> bool: ...
+    @property
+    def sensitivity(self) -> str: ...
 
 
 def integrate(
@@ -256,14 +258,16 @@ def solve(
 ) -> tuple[np.ndarray, Trajectory | None]:
     """``y`` at every time in ``ts`` (strictly increasing), ``(k, n)``, row 0 ``y0``; with
     ``dense`` also what the derivatives need of the solve between them (None for one
-    time): the explicit Runge-Kutta methods' steps (``_runge_kutta``), the others' dense
+    time): with ``sensitivity="steps"`` the steps taken (``_steps``), else the dense
     output. The outputs are the same to the bit either way: ``solve_ivp`` reads ``t_eval``
     from the same interpolants."""
     ys = np.empty((len(ts), len(y0)))
     ys[0] = y0
     if len(ts) == 1:
         return ys, None
-    steps = Steps(settings.method, ts[0], 1.0) if dense and settings.method in RECORDED else None
+    steps = None
+    if dense and settings.sensitivity == "steps":
+        steps = Steps(settings.method, ts[0], 1.0)
     values, interpolant = integrate(
         settings,
         "the solve",

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._ode import Trajectory
-from ._runge_kutta import Steps
+from ._steps import Steps
 
 BUDGET = 64 * 2**20
 """Bytes of solutions kept at most: a few thousand solves of a small system."""

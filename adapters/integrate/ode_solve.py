@@ -23,6 +23,7 @@ from ._ode import (
     solve_with_sensitivities,
     tangent,
 )
+from ._steps import RECORDED
 from ._trajectories import kept, nbytes
 
 _RHS_SIGNATURE = re.compile(r"^\(\),\((\w+)\),\((\w+)\)->\((\w+)\)$")
@@ -88,14 +89,7 @@ class OdeSolve(jb.Adapter):
             later) solves again by the same call, so the derivatives do not depend on it.
             The adjoint restarts at each output time from a first step of its own choosing:
             LSODA can fail, or creep, at such a restart into a very stiff regime where the
-            forward's single solve went through; BDF and Radau restart reliably. RK23 and
-            RK45 differentiate instead the steps their solve took (its stages, kept in place
-            of the interpolant, the step sizes held as chosen): one product with the rhs's
-            derivatives per stage and no integration of their own, the exact derivative of
-            the computed outputs, and the forward mode its exact transpose. Measured on
-            Lotka-Volterra at ``rtol=1e-8``: ``value_and_grad`` 2.7x the value (the adjoint
-            took 4.3-5.2x); the gradient's error against a tight reference 4.5e-8 (median
-            of 6 losses; the adjoint's 1.4e-7). DOP853 keeps the adjoint.
+            forward's single solve went through; BDF and Radau restart reliably.
             ``"forward"``: a call that is differentiated also integrates the sensitivities
             ``∂y/∂(y0, θ)`` with ``y`` (a system of size ``n (n + p + 1)``, so for small
             ``n·p``) and saves them at the output times, ``(k, n, n + p)``; the backward
@@ -105,6 +99,22 @@ class OdeSolve(jb.Adapter):
             against the value, Robertson): BDF 2.6-3.4x by the adjoint, 4.7-6.8x by
             forward sensitivities (Radau 3.7-4.2x and 5.7-7.6x): the adjoint stays the
             default for speed, the forward sensitivities are the accurate choice (above).
+            ``"steps"`` (RK23, RK45 and Radau): a call that is differentiated keeps the steps
+            its solve took (their stages), and the backward and the forward mode
+            differentiate exactly those, the step sizes held as the solve chose them
+            (discretise-then-optimise): per step one product with the rhs's derivatives
+            per stage (Radau: also its three stages' Jacobians, from the ``jacobian`` hook
+            or ``n`` backward calls each, and a linear system of ``3n`` unknowns), no
+            integration of their own. The gradient is the exact derivative of the computed
+            outputs, the forward mode its exact transpose, and its error against the true
+            gradient the solve's own size. Measured (``value_and_grad`` against the value):
+            RK45 on Lotka-Volterra at ``rtol=1e-8`` 2.6x (the adjoint 5.2x), Radau on
+            Robertson 1.7x (the adjoint 3.9x). The error against tight references, median of
+            6 losses: RK45 at ``rtol`` 1e-6, 1e-8, 1e-10: 1.1e-5, 4.5e-8, 3.6e-10 (the
+            adjoint 3.2e-5, 1.4e-7, 6.8e-10); RK23 7.7e-5, 7.8e-7, 8.0e-9 (4.8e-5, 5.1e-7,
+            5.0e-9); Radau on Robertson in ``θ`` at 1e-6 and 1e-8: 7.0e-8 and 1.9e-10 (the
+            adjoint's own error control gives 2.9e-8 and 1.4e-10). BDF, LSODA and DOP853
+            have no steps of this kind: a ``ValueError``.
         on_failure: ``"raise"`` (the default): a solve that does not reach the last time
             (SciPy's status, e.g. "Required step size is less than spacing between
             numbers"), one that overflows, and non-finite ``y0``, ``theta`` or ``ts`` are
@@ -145,7 +155,13 @@ class OdeSolve(jb.Adapter):
                 f"got {self.rhs.signature!r}."
             )
         check_choice("OdeSolve", "method", self.method, METHODS)
-        check_choice("OdeSolve", "sensitivity", self.sensitivity, ("adjoint", "forward"))
+        check_choice("OdeSolve", "sensitivity", self.sensitivity, ("adjoint", "forward", "steps"))
+        if self.sensitivity == "steps" and self.method not in RECORDED:
+            raise ValueError(
+                f"OdeSolve: sensitivity='steps' differentiates a Runge-Kutta method's steps: "
+                f"method must be one of {sorted(RECORDED)}; got {self.method!r} (its "
+                "derivatives: sensitivity='adjoint' or 'forward')."
+            )
         check_positive("OdeSolve", "rtol", self.rtol)
         check_positive("OdeSolve", "atol", self.atol, allow_zero=True)
         check_positive("OdeSolve", "max_step", self.max_step)
@@ -165,7 +181,7 @@ class OdeSolve(jb.Adapter):
 
     def residual_specs(self, y0, theta, ts):
         n, p = y0.shape[0], theta.shape[0]
-        if self.sensitivity == "adjoint":
+        if self.sensitivity != "forward":
             return ()
         shape = (*ts.shape, n, n + p)
         return jax.ShapeDtypeStruct(shape, jb.result_dtype(y0, theta, ts))
@@ -176,7 +192,7 @@ class OdeSolve(jb.Adapter):
         k, n, p = len(ts), len(y0), len(theta)
         # integrated, or kept, only where a rule will read them
         forward_sensitivity = self.sensitivity == "forward" and residuals
-        keep = self.sensitivity == "adjoint" and residuals
+        keep = self.sensitivity != "forward" and residuals
         if k == 0:
             empty = np.zeros((0, n), dtype), np.zeros((0, n, n + p), dtype)
             return empty if forward_sensitivity else empty[0]
