@@ -41,7 +41,6 @@ CASES = [
         atol=DIFFERENCES,
         label="steps",
     ),
-
     Case(Quad(GaussianCosine(), epsabs=1e-12, epsrel=1e-12), skipped=HOST_RULES),
 ]
 test_check_adapter_passes, test_every_check_runs_that_should = property_tests(CASES, quick={"Quad"})
