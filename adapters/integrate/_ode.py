@@ -155,7 +155,7 @@ def integrate(
 
 Trajectory = Union["Interpolant", Steps]
 """What the derivatives need of a solve between its output times: its dense output, or
-an explicit Runge-Kutta method's steps."""
+its steps (``sensitivity="steps"``)."""
 
 
 class Interpolant:
@@ -370,6 +370,9 @@ def adjoint(
 
     Output times: ``∂L/∂t_i = g_i · f(t_i, y_i)`` for ``i > 0``, and ``∂L/∂t_0 = -λ(t_0) ·
     f(t_0, y_0)`` with ``λ(t_0)`` taken before ``g_0`` is added.
+
+    Given a solve's ``Steps`` instead of its dense output, ``λ(t_0)`` and ``θ̄`` come from
+    the reverse pass through them (``_steps``).
     """
     k, n = ys.shape
     p = len(dyn.theta)

@@ -84,9 +84,10 @@ class OdeSolve(jb.Adapter):
             forwards. ``y`` is never integrated backwards in time (unstable, and wrong, on
             dissipative problems). The backward's cost is one integration of size ``n + p``,
             whatever the number of parameters, each evaluation calling the rhs's
-            ``forward`` and ``backward``. Up to 64 MiB of interpolants are kept, the oldest
-            dropped first; a rule whose interpolant is gone (or a pullback called again
-            later) solves again by the same call, so the derivatives do not depend on it.
+            ``forward`` and ``backward``. Up to 64 MiB of interpolants (or steps, below) are
+            kept, the oldest dropped first; a rule whose interpolant is gone (or a pullback
+            called again later) solves again by the same call, so the derivatives do not
+            depend on it.
             The adjoint restarts at each output time from a first step of its own choosing:
             LSODA can fail, or creep, at such a restart into a very stiff regime where the
             forward's single solve went through; BDF and Radau restart reliably.
