@@ -1,6 +1,6 @@
-"""Adapters whose batch loop runs in worker processes (``processes = 2``), for
-``test_processes.py``: defined here, at the top level of an importable module, so that the
-workers can import their classes."""
+"""Adapters for ``test_processes.py`` and ``test_blas_threads.py``: defined here, at the
+top level of an importable module, so that worker processes (``processes > 1``) can
+import their classes."""
 
 from __future__ import annotations
 
