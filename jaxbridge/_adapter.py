@@ -161,18 +161,16 @@ class Adapter:
                     f"{cls.__name__}: write `{name} = ...` without a type annotation; it is "
                     "a class setting, not a constructor parameter."
                 )
-        for name in ("threads", "processes"):
+        for name in ("threads", "processes", "blas_threads"):
             count = vars(cls).get(name, 1)
+            if count is None and name == "blas_threads":
+                continue  # (the process's setting)
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                either = "None (the process's setting) or " if name == "blas_threads" else ""
                 raise TypeError(
-                    f"{cls.__name__}: `{name}` must be a whole number of at least 1, got {count!r}."
+                    f"{cls.__name__}: `{name}` must be {either}a whole number of at least 1, "
+                    f"got {count!r}."
                 )
-        blas = vars(cls).get("blas_threads")
-        if blas is not None and (isinstance(blas, bool) or not isinstance(blas, int) or blas < 1):
-            raise TypeError(
-                f"{cls.__name__}: `blas_threads` must be None (the process's setting) or a "
-                f"whole number of at least 1, got {blas!r}."
-            )
         if cls.threads > 1 and cls.processes > 1:
             raise TypeError(
                 f"{cls.__name__}: `threads` and `processes` both share the loop over a batch; "

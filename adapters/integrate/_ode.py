@@ -457,19 +457,32 @@ def tangent(
     v = dy0 - dyn.f(ts[0], ys[0]) * dts[0]
     if isinstance(trajectory, Steps):
         out[1:] = through_steps_jvp(dyn, trajectory, ts, v, dtheta)
-        for i in range(1, k):
-            out[i] += dyn.f(ts[i], ys[i]) * dts[i]
-        return out
-    interpolant = trajectory
+    else:
+        out[1:] = _tangent_intervals(settings, dyn, ts, trajectory, v, dtheta)
+    for i in range(1, k):
+        out[i] += dyn.f(ts[i], ys[i]) * dts[i]
+    return out
+
+
+def _tangent_intervals(
+    settings: Settings,
+    dyn: Dynamics,
+    ts: np.ndarray,
+    trajectory: Interpolant,
+    v: np.ndarray,
+    dtheta: np.ndarray,
+) -> np.ndarray:
+    """``v(t_i)`` for ``i > 0``, from ``v(t_0) = v``, interval by interval."""
 
     def fun(t: float, v: np.ndarray) -> np.ndarray:
-        return dyn.jvp(t, interpolant(t), v, dtheta)
+        return dyn.jvp(t, trajectory(t), v, dtheta)
 
     def jac(t: float, v: np.ndarray) -> Any:
-        return dyn.jac_y(t, interpolant(t))
+        return dyn.jac_y(t, trajectory(t))
 
-    for i in range(1, k):
+    out = np.empty((len(ts) - 1, len(v)))
+    for i in range(1, len(ts)):
         where = f"the tangent over [{ts[i - 1]:.8g}, {ts[i]:.8g}]"
         v = integrate(settings, where, fun, jac, (ts[i - 1], ts[i]), v)[0]
-        out[i] = v + dyn.f(ts[i], ys[i]) * dts[i]
+        out[i - 1] = v
     return out

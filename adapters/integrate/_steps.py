@@ -73,10 +73,15 @@ class Steps:
     y_new: list[np.ndarray] = field(default_factory=list)
     stages: list[np.ndarray] = field(default_factory=list)
 
+    @property
+    def implicit(self) -> bool:
+        """Radau IIA's steps (their stages ``Z``), not an explicit method's (``K``)."""
+        return self.method == "Radau"
+
     def solver(self) -> type:
         """SciPy's solver class for the method, recording each accepted step here."""
         steps = self
-        implicit = self.method == "Radau"
+        implicit = self.implicit
 
         class Recording(RECORDED[self.method]):
             def _step_impl(self) -> tuple[bool, Any]:
@@ -105,10 +110,10 @@ class Steps:
         s = np.minimum(self.sign * (ts[1:] - self.start), ends[-1])
         index = np.minimum(np.searchsorted(ends, s, side="left"), len(ends) - 1)
         x = (s - np.asarray(self.t_old)[index]) / np.asarray(self.h)[index]
-        P = RECORDED[self.method].P if self.method != "Radau" else _radau.P
+        P = _radau.P if self.implicit else RECORDED[self.method].P
         powers = np.cumprod(np.tile(x[:, None], (1, P.shape[1])), axis=1)
         weights = powers @ P.T
-        if self.method != "Radau":  # (explicit: y + h Kᵀ P p; Radau's Z carry their h)
+        if not self.implicit:  # (explicit: y + h Kᵀ P p; Radau's Z carry their h)
             weights *= np.asarray(self.h)[index][:, None]
         return index, weights
 
@@ -135,7 +140,7 @@ def through_steps_vjp(
         thetabar = thetabar + thetabar_k
         return ybar_k
 
-    step_vjp = _radau_step_vjp if steps.method == "Radau" else _explicit_step_vjp
+    step_vjp = _radau_step_vjp if steps.implicit else _explicit_step_vjp
     carry = np.zeros(n)  # explicit: the next step's K[0] cotangent (this step's K[-1])
     for k in range(int(index[nonzero[-1]]), -1, -1):  # ybar: the cotangent of y_new
         stages_bar = np.zeros_like(steps.stages[k])
@@ -222,9 +227,9 @@ def through_steps_jvp(
     def push(s: float, y: np.ndarray, v: np.ndarray) -> np.ndarray:
         return sign * dyn.jvp(steps.start + sign * s, y, v, dtheta)
 
-    step_jvp = _radau_step_jvp if steps.method == "Radau" else _explicit_step_jvp
+    step_jvp = _radau_step_jvp if steps.implicit else _explicit_step_jvp
     v = v0
-    explicit = steps.method != "Radau"
+    explicit = not steps.implicit
     carry = push(steps.t_old[0], steps.y_old[0], v0) if explicit and last >= 0 else None
     for k in range(last + 1):
         v_new, stages_dot, carry = step_jvp(dyn, steps, k, push, v, carry)
