@@ -19,6 +19,7 @@ import scipy.sparse
 import jaxbridge as jb
 
 from ._host_calls import HostFunction, failure
+from ._lapack import solver_class
 from ._steps import Steps, through_steps_jvp, through_steps_vjp
 
 METHODS = ("BDF", "Radau", "LSODA", "RK45", "RK23", "DOP853")
@@ -128,7 +129,7 @@ def integrate(
                 finite_fun,
                 (0.0, abs(end - start)),
                 z0,
-                method=method if solver is None else solver,  # type: ignore[arg-type]
+                method=solver_class(method) if solver is None else solver,  # type: ignore[arg-type]
                 t_eval=None
                 if t_eval is None
                 else np.minimum(sign * (t_eval - start), abs(end - start)),

@@ -36,6 +36,7 @@ import scipy.sparse
 import scipy.sparse.linalg
 
 from ._host_calls import failure
+from ._lapack import direct
 
 RECORDED = {
     "RK23": scipy.integrate.RK23,
@@ -83,7 +84,7 @@ class Steps:
         steps = self
         implicit = self.implicit
 
-        class Recording(RECORDED[self.method]):
+        class Recording(direct(RECORDED[self.method])):
             def _step_impl(self) -> tuple[bool, Any]:
                 t, y = self.t, self.y
                 accepted, message = super()._step_impl()
