@@ -13,7 +13,7 @@ beside. Not a test: nothing is asserted.
 - ``LeastSquares`` (trf): ``vmap`` over 64 exponential fits, 2 unknowns, 20 residuals; and
   one fit of 3 unknowns to 2000 residuals in 1000 parameters, without hooks.
 - ``OdeSolve``: Robertson over [0, 40], rtol 1e-6, atol 1e-10 (BDF, Radau; the adjoint,
-  forward sensitivities, and for Radau the steps), and Lotka-Volterra with RK45 (the
+  forward sensitivities and the steps), and Lotka-Volterra with RK45 (the
   adjoint and the steps); diffrax (Kvaerno5) beside Robertson where installed.
 
     python benchmarks/solvers.py           # 11 rounds
@@ -518,7 +518,7 @@ def ode_rows(rounds: int, methods: tuple[str, ...], contender: bool) -> None:
                 jax.value_and_grad(lambda y0, t, s=solver: s(y0, t, ts)[-1] @ weights, (0, 1))
             )
             contenders[f"jit(value_and_grad), {sensitivity}"] = lambda f=loss: f(y0, theta)
-        if method == "Radau":  # derivatives through the steps (not for the multistep BDF)
+        if method in ("BDF", "Radau"):  # derivatives through the steps taken
             stepped = OdeSolve(Robertson(), method=method, sensitivity="steps", **STIFF)
             loss = jax.jit(
                 jax.value_and_grad(lambda y0, t: stepped(y0, t, ts)[-1] @ weights, (0, 1))

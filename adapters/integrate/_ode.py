@@ -18,9 +18,10 @@ import scipy.sparse
 
 import jaxbridge as jb
 
+from ._bdf import BdfSteps
 from ._host_calls import HostFunction, failure
 from ._lapack import solver_class
-from ._steps import Steps, through_steps_jvp, through_steps_vjp
+from ._steps import Steps, recorder, through_steps_jvp, through_steps_vjp
 
 METHODS = ("BDF", "Radau", "LSODA", "RK45", "RK23", "DOP853")
 IMPLICIT = frozenset({"BDF", "Radau", "LSODA"})  # the methods that use a Jacobian
@@ -154,7 +155,7 @@ def integrate(
     return values, Interpolant(sol.sol, start, sign) if dense else None
 
 
-Trajectory = Union["Interpolant", Steps]
+Trajectory = Union["Interpolant", Steps, BdfSteps]
 """What the derivatives need of a solve between its output times: its dense output, or
 its steps (``sensitivity="steps"``)."""
 
@@ -268,7 +269,7 @@ def solve(
         return ys, None
     steps = None
     if dense and settings.sensitivity == "steps":
-        steps = Steps(settings.method, ts[0], 1.0)
+        steps = recorder(settings.method, ts[0], 1.0, y0)
     values, interpolant = integrate(
         settings,
         "the solve",
@@ -386,7 +387,7 @@ def adjoint(
         tbar[i] = g[i] @ dyn.f(ts[i], ys[i])
     if last == 0:
         return g[0].copy(), thetabar, tbar
-    if isinstance(trajectory, Steps):
+    if isinstance(trajectory, (Steps, BdfSteps)):
         lam, thetabar = through_steps_vjp(dyn, trajectory, ts, g)
     else:
         assert trajectory is not None  # (there is one wherever there are two times)
@@ -456,7 +457,7 @@ def tangent(
         return out
     assert trajectory is not None  # (there is one wherever there are two times)
     v = dy0 - dyn.f(ts[0], ys[0]) * dts[0]
-    if isinstance(trajectory, Steps):
+    if isinstance(trajectory, (Steps, BdfSteps)):
         out[1:] = through_steps_jvp(dyn, trajectory, ts, v, dtheta)
     else:
         out[1:] = _tangent_intervals(settings, dyn, ts, trajectory, v, dtheta)

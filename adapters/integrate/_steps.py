@@ -35,10 +35,12 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
+from ._bdf import BdfSteps, bdf_jvp, bdf_vjp
 from ._host_calls import failure
 from ._lapack import direct
 
 RECORDED = {
+    "BDF": scipy.integrate.BDF,
     "RK23": scipy.integrate.RK23,
     "RK45": scipy.integrate.RK45,
     "Radau": scipy.integrate.Radau,
@@ -119,11 +121,18 @@ class Steps:
         return index, weights
 
 
+def recorder(method: str, start: float, sign: float, y0: np.ndarray) -> Steps | BdfSteps:
+    """An empty record of the steps of a solve from ``(start, y0)``."""
+    return BdfSteps(start, sign, y0) if method == "BDF" else Steps(method, start, sign)
+
+
 def through_steps_vjp(
-    dyn: Any, steps: Steps, ts: np.ndarray, g: np.ndarray
+    dyn: Any, steps: Steps | BdfSteps, ts: np.ndarray, g: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """The cotangents of ``y0`` and ``θ`` of ``Σ_{i>0} g_i · y(t_i)``, by the reverse pass
     through the recorded steps."""
+    if isinstance(steps, BdfSteps):
+        return bdf_vjp(dyn, steps, ts, g)
     n, p = dyn.n, len(dyn.theta)
     sign = steps.sign
     index, weights = steps.placed(ts)
@@ -216,10 +225,12 @@ def _solved(matrix: Any, rhs: np.ndarray) -> np.ndarray:
 
 
 def through_steps_jvp(
-    dyn: Any, steps: Steps, ts: np.ndarray, v0: np.ndarray, dtheta: np.ndarray
+    dyn: Any, steps: Steps | BdfSteps, ts: np.ndarray, v0: np.ndarray, dtheta: np.ndarray
 ) -> np.ndarray:
     """The tangents of the outputs after the first, ``(k - 1, n)``, along ``v(t0) = v0``
     and ``θ̇``, by the forward pass through the recorded steps."""
+    if isinstance(steps, BdfSteps):
+        return bdf_jvp(dyn, steps, ts, v0, dtheta)
     sign = steps.sign
     index, weights = steps.placed(ts)
     out = np.empty((len(index), dyn.n))

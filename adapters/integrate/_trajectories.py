@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._bdf import BdfSteps
 from ._ode import Trajectory
 from ._steps import Steps
 
@@ -80,7 +81,7 @@ def _key(owner: Hashable, inputs: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
 
 def nbytes(trajectory: Trajectory) -> int:
     """The bytes of the arrays a trajectory keeps, step by step."""
-    if isinstance(trajectory, Steps):
+    if isinstance(trajectory, (Steps, BdfSteps)):
         return trajectory.nbytes
     return sum(
         value.nbytes

@@ -159,8 +159,8 @@ class OdeSolve(jb.Adapter):
         check_choice("OdeSolve", "sensitivity", self.sensitivity, ("adjoint", "forward", "steps"))
         if self.sensitivity == "steps" and self.method not in RECORDED:
             raise ValueError(
-                f"OdeSolve: sensitivity='steps' differentiates a Runge-Kutta method's steps: "
-                f"method must be one of {sorted(RECORDED)}; got {self.method!r} (its "
+                f"OdeSolve: sensitivity='steps' differentiates the steps of a solve: parameter "
+                f"'method' must be one of {sorted(RECORDED)}; got {self.method!r} (its "
                 "derivatives: sensitivity='adjoint' or 'forward')."
             )
         check_positive("OdeSolve", "rtol", self.rtol)
