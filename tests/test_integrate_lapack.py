@@ -9,7 +9,8 @@ import scipy.integrate
 import scipy.linalg
 import scipy.sparse
 
-from jaxbridge.adapters.integrate._lapack import _factor, _solve, direct, solver_class
+from jaxbridge.adapters._failure import IntegrationFailure
+from jaxbridge.adapters.integrate._lapack import _factor, _solve, direct, solved, solver_class
 
 THETA = np.log([0.04, 3.0e7, 1.0e4])
 
@@ -98,3 +99,10 @@ def test_scipys_checks_are_kept():
     assert [str(w.message) for w in warned] == [
         "Diagonal number 2 is exactly zero. Singular matrix."
     ]
+
+
+def test_a_singular_system_of_the_derivatives_is_a_failure_naming_them():
+    for matrix in (np.ones((2, 2)), scipy.sparse.csc_array(np.ones((2, 2))), np.eye(2) * np.nan):
+        with pytest.raises(IntegrationFailure, match="the adjoint through the BDF steps met a"):
+            solved(matrix, np.ones(2), "the adjoint through the BDF steps")
+    np.testing.assert_array_equal(solved(2 * np.eye(2), np.ones(2), "it"), [0.5, 0.5])

@@ -1,6 +1,6 @@
 """The property suite (``tests/_properties.py``) over ``jaxbridge.adapters.integrate``: rules
-on the host (first order). With forward sensitivities, and through an explicit method's
-steps, the two modes' rules are exact transposes; the adjoint's jvp and backward agree to
+on the host (first order). With forward sensitivities, and through the steps of RK45 and
+of BDF, the two modes' rules are exact transposes; the adjoint's jvp and backward agree to
 the solver's tolerance, which its "transpose" check is given."""
 
 from _integrate_cases import Damped, GaussianCosine
@@ -40,6 +40,15 @@ CASES = [
         float32=False,
         atol=DIFFERENCES,
         label="steps",
+    ),
+    Case(
+        # and through BDF's (its differences respaced, its corrector by the implicit
+        # function theorem)
+        OdeSolve(Damped(), method="BDF", rtol=1e-12, atol=1e-14, sensitivity="steps"),
+        skipped=HOST_RULES,
+        float32=False,
+        atol=DIFFERENCES,
+        label="bdf-steps",
     ),
     Case(Quad(GaussianCosine(), epsabs=1e-12, epsrel=1e-12), skipped=HOST_RULES),
 ]

@@ -30,11 +30,10 @@ from typing import Any
 import numpy as np
 import scipy.integrate
 import scipy.sparse
-import scipy.sparse.linalg
 from scipy.integrate._ivp.bdf import compute_R
 
 from ._host_calls import failure
-from ._lapack import direct
+from ._lapack import direct, solved
 
 
 @functools.cache
@@ -131,12 +130,6 @@ _GAMMA = np.hstack((0, np.cumsum(1 / np.arange(1, 6))))
 _ALPHA = (1 - _KAPPA) * _GAMMA
 
 
-def _solved(matrix: Any, rhs: np.ndarray) -> np.ndarray:
-    if scipy.sparse.issparse(matrix):
-        return np.asarray(scipy.sparse.linalg.spsolve(matrix, rhs))
-    return np.linalg.solve(matrix, rhs)
-
-
 def bdf_vjp(
     dyn: Any, steps: BdfSteps, ts: np.ndarray, g: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -169,7 +162,7 @@ def bdf_vjp(
         differences_bar = np.cumsum(sbar[: q + 1], axis=0)
         if dbar.any():
             corrector, c = steps._corrector(dyn, k)
-            w = _solved(corrector.T, dbar)
+            w = solved(corrector.T, dbar, "the adjoint through the BDF steps")
             differences_bar += pull(steps.t_new[k], steps.y_new[k], c * w)  # through y_p
             differences_bar[1:] -= np.outer(_GAMMA[1 : q + 1] / _ALPHA[q], w)  # through ψ
         previous = steps.order[k - 1] + 2 if k else 2
@@ -203,7 +196,11 @@ def bdf_jvp(
         predicted = differences.sum(axis=0)
         psi = _GAMMA[1 : q + 1] @ differences[1:] / _ALPHA[q]
         corrector, c = steps._corrector(dyn, k)
-        d = _solved(corrector, c * push(steps.t_new[k], steps.y_new[k], predicted) - psi)
+        d = solved(
+            corrector,
+            c * push(steps.t_new[k], steps.y_new[k], predicted) - psi,
+            "the tangent through the BDF steps",
+        )
         state = np.empty((q + 2, dyn.n))
         state[q + 1] = d
         state[: q + 1] = np.cumsum(differences[::-1], axis=0)[::-1] + d

@@ -1,4 +1,5 @@
-"""SciPy's BDF and Radau with their dense LU factorisations and solves made straight to LAPACK.
+"""The integrators' linear solves: SciPy's BDF and Radau with their dense LU factorisations
+and solves made straight to LAPACK, and the derivatives' systems through the steps.
 
 Their Newton iterations go through ``scipy.linalg.lu_factor`` and ``lu_solve``, whose batch
 and argument handling costs 10-15 µs a call against LAPACK's 1-2 µs: a fifth of a small
@@ -18,6 +19,9 @@ import numpy as np
 import scipy.integrate
 import scipy.linalg
 import scipy.sparse
+import scipy.sparse.linalg
+
+from ._host_calls import failure
 
 _STIFF = {"BDF": scipy.integrate.BDF, "Radau": scipy.integrate.Radau}
 
@@ -90,4 +94,21 @@ def _solve(factors: tuple[np.ndarray, np.ndarray], b: np.ndarray) -> np.ndarray:
     x, info = getrs(lu, piv, b, overwrite_b=True)
     if info != 0:
         raise ValueError(f"illegal value in {-info}th argument of internal gesv|posv")
+    return x
+
+
+def solved(matrix: Any, rhs: np.ndarray, what: str) -> np.ndarray:
+    """``matrix⁻¹ rhs``, dense or sparse; a singular or non-finite ``matrix`` is a failure
+    of ``what``."""
+    if scipy.sparse.issparse(matrix):
+        with warnings.catch_warnings():  # (singular: NaN, and the failure below says so)
+            warnings.simplefilter("ignore", scipy.sparse.linalg.MatrixRankWarning)
+            x = np.asarray(scipy.sparse.linalg.spsolve(scipy.sparse.csc_array(matrix), rhs))
+    else:
+        try:
+            x = np.linalg.solve(matrix, rhs)
+        except np.linalg.LinAlgError:
+            x = np.full(np.shape(rhs), np.nan)
+    if not np.isfinite(x).all() and np.isfinite(rhs).all():
+        raise failure(f"{what} met a singular or non-finite system of equations")
     return x

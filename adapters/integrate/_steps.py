@@ -33,11 +33,10 @@ import scipy.integrate
 import scipy.integrate._ivp.radau as _radau
 import scipy.linalg
 import scipy.sparse
-import scipy.sparse.linalg
 
 from ._bdf import BdfSteps, bdf_jvp, bdf_vjp
 from ._host_calls import failure
-from ._lapack import direct
+from ._lapack import direct, solved
 
 RECORDED = {
     "BDF": scipy.integrate.BDF,
@@ -198,7 +197,9 @@ def _radau_step_vjp(dyn, steps, k, pull, ybar, zbar, ybar_old, carry):
     zbar[-1] += ybar
     times = t_old + h * _radau.C
     system = _collocation(dyn, steps, times, y_old + Z, h)
-    v = (h * RADAU_A.T) @ _solved(system.T, zbar.ravel()).reshape(3, -1)
+    v = (h * RADAU_A.T) @ solved(
+        system.T, zbar.ravel(), "the adjoint through the Radau steps"
+    ).reshape(3, -1)
     for j in range(3):
         ybar_old += pull(times[j], y_old + Z[j], v[j])
     return ybar_old, carry
@@ -216,12 +217,6 @@ def _collocation(dyn, steps, times, stages, h):
         return (scipy.sparse.eye(3 * n) - coupling @ blocks).tocsc()
     coupling = np.kron(h * RADAU_A, np.eye(n))
     return np.eye(3 * n) - coupling @ scipy.linalg.block_diag(*jacobians)
-
-
-def _solved(matrix: Any, rhs: np.ndarray) -> np.ndarray:
-    if scipy.sparse.issparse(matrix):
-        return np.asarray(scipy.sparse.linalg.spsolve(scipy.sparse.csc_array(matrix), rhs))
-    return np.linalg.solve(matrix, rhs)
 
 
 def through_steps_jvp(
@@ -276,5 +271,7 @@ def _radau_step_jvp(dyn, steps, k, push, v, carry):
     times = t_old + h * _radau.C
     system = _collocation(dyn, steps, times, y_old + Z, h)
     u = np.stack([push(times[j], y_old + Z[j], v) for j in range(3)])
-    zdot = _solved(system, ((h * RADAU_A) @ u).ravel()).reshape(3, -1)
+    zdot = solved(
+        system, ((h * RADAU_A) @ u).ravel(), "the tangent through the Radau steps"
+    ).reshape(3, -1)
     return v + zdot[-1], zdot, carry
