@@ -1,5 +1,5 @@
 """Derivatives of a solve through the steps SciPy took (``sensitivity="steps"``): the
-explicit Runge-Kutta methods (RK23, RK45) and Radau IIA.
+explicit Runge-Kutta methods (RK23, RK45) and Radau IIA here, BDF in ``_bdf``.
 
 The continuous adjoint, integrated backwards along the solve's interpolant, pays an
 interpolation and a solver's step control per evaluation, and takes steps of its own:
@@ -19,8 +19,8 @@ two modes exact transposes of each other:
   products per step.
 
 The outputs' dependence on the output times is the continuous one, ``f(t_i, y_i)``, as in
-the other methods. DOP853's dense output adds stages of its own, and BDF and LSODA are
-multistep methods: they have the adjoint alone.
+the other methods. DOP853's dense output adds stages of its own, and LSODA switches between
+methods inside Fortran: they have the adjoint alone.
 """
 
 from __future__ import annotations
