@@ -97,9 +97,10 @@ class OdeSolve(jb.Adapter):
             and the forward mode are then products with them, no further solves, and exact
             transposes of each other. A call that is not differentiated solves for ``y``
             alone, and the outputs are that solve's in both cases. Measured (``value_and_grad``
-            against the value, Robertson): BDF 2.6-3.4x by the adjoint, 4.7-6.8x by
-            forward sensitivities (Radau 3.7-4.2x and 5.7-7.6x): the adjoint stays the
-            default for speed, the forward sensitivities are the accurate choice (above).
+            against the value, Robertson): BDF 2.3-3.3x by the adjoint, 4.2-5.8x by
+            forward sensitivities (Radau 3.7-4.5x and 7.3-8.3x): the adjoint stays the
+            default, the forward sensitivities are the accurate choice (above), and for
+            BDF and Radau the steps (below) are the fast one.
             ``"steps"`` (RK23, RK45, Radau and BDF): a call that is differentiated keeps the
             steps its solve took, and the backward and the forward mode differentiate exactly
             those, the step sizes (and BDF's orders) held as the solve chose them
@@ -111,13 +112,13 @@ class OdeSolve(jb.Adapter):
             its corrector solved exactly), the forward mode its exact transpose, and its
             error against the true gradient the solve's own size. Measured
             (``value_and_grad`` against the value): RK45 on Lotka-Volterra at ``rtol=1e-8``
-            2.6x (the adjoint 5.2x), Radau on Robertson 1.7x (the adjoint 3.9x), BDF on
-            Robertson 1.5-1.6x (the adjoint 2.3-3.3x). The error against tight
-            references, median of 6 losses: RK45 at ``rtol`` 1e-6, 1e-8, 1e-10: 1.1e-5,
-            4.5e-8, 3.6e-10 (the adjoint 3.2e-5, 1.4e-7, 6.8e-10); RK23 7.7e-5, 7.8e-7,
-            8.0e-9 (4.8e-5, 5.1e-7, 5.0e-9); Radau on Robertson in ``θ`` at 1e-6 and 1e-8:
-            7.0e-8 and 1.9e-10 (the adjoint's own error control gives 2.9e-8 and
-            1.4e-10); BDF on Robertson (four output times, ``atol = 1e-4 rtol``) in ``θ``
+            2.6-2.7x (the adjoint 4.7-5.2x), Radau on Robertson 1.5-2.0x (the adjoint
+            3.7-4.5x), BDF on Robertson 1.1-1.6x (the adjoint 2.3-3.3x). The error against
+            tight references, median of 6 losses: RK45 at ``rtol`` 1e-6, 1e-8, 1e-10:
+            1.1e-5, 4.5e-8, 3.6e-10 (the adjoint 3.2e-5, 1.4e-7, 6.8e-10); RK23 7.7e-5,
+            7.8e-7, 8.0e-9 (4.8e-5, 5.1e-7, 5.0e-9); Radau on Robertson in ``θ`` at 1e-6
+            and 1e-8: 7.0e-8 and 1.9e-10 (the adjoint's own error control gives 2.9e-8
+            and 1.4e-10); BDF on Robertson (four output times, ``atol = 1e-4 rtol``) in ``θ``
             at 1e-6 and 1e-8: 2.2e-6 and 5.0e-8 (the adjoint 2.9e-5 and 3.2e-7, forward
             sensitivities 7.0e-7 and 1.7e-8), in ``y0`` 5.7e-10 and 1.8e-11 (2.5e-9 and
             3.2e-11). For BDF it is the faster and the more accurate choice. LSODA and
