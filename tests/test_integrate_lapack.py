@@ -8,25 +8,21 @@ import pytest
 import scipy.integrate
 import scipy.linalg
 import scipy.sparse
+from _integrate_cases import Robertson
 
 from jaxbridge.adapters._failure import IntegrationFailure
 from jaxbridge.adapters.integrate._lapack import _factor, _solve, direct, solved, solver_class
 
 THETA = np.log([0.04, 3.0e7, 1.0e4])
+RHS = Robertson()
 
 
 def robertson(t, y, theta):
-    k1, k2, k3 = np.exp(theta)
-    y1, y2, y3 = y
-    return np.array([-k1 * y1 + k3 * y2 * y3, k1 * y1 - k2 * y2**2 - k3 * y2 * y3, k2 * y2**2])
+    return RHS.forward(t, y, theta)
 
 
 def robertson_jacobian(t, y, theta):
-    k1, k2, k3 = np.exp(theta)
-    _, y2, y3 = y
-    return np.array(
-        [[-k1, k3 * y3, k3 * y2], [k1, -2 * k2 * y2 - k3 * y3, -k3 * y2], [0.0, 2 * k2 * y2, 0.0]]
-    )
+    return RHS.jacobian(t, y, theta)
 
 
 def sparse_jacobian(t, y, theta):

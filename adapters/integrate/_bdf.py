@@ -34,6 +34,7 @@ from scipy.integrate._ivp.bdf import compute_R
 
 from ._host_calls import failure
 from ._lapack import direct, solved
+from ._solver_time import SolverTime
 
 
 @functools.cache
@@ -135,20 +136,13 @@ def bdf_vjp(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The cotangents of ``y0`` and ``θ`` of ``Σ_{i>0} g_i · y(t_i)``, by the reverse pass
     through the recorded steps."""
-    n, p, sign = dyn.n, len(dyn.theta), steps.sign
+    n = dyn.n
     index, weights = steps.placed(ts)
-    thetabar = np.zeros(p)
     nonzero = np.flatnonzero(np.any(g[1:] != 0, axis=1))
     if len(nonzero) == 0:
-        return np.zeros(n), thetabar
-
-    def pull(s: float, y: np.ndarray, cotangent: np.ndarray) -> np.ndarray:
-        # the cotangent of sign f(t, y), the solver's derivative there
-        nonlocal thetabar
-        ybar, thetabar_k = dyn.vjp(steps.start + sign * s, y, sign * cotangent)
-        thetabar = thetabar + thetabar_k
-        return ybar
-
+        return np.zeros(n), np.zeros(len(dyn.theta))
+    products = SolverTime(dyn, steps)
+    pull = products.pull
     last = int(index[nonzero[-1]])
     sbar = np.zeros((steps.order[last] + 2, n))  # the cotangent of the state after a step
     for k in range(last, -1, -1):
@@ -170,6 +164,7 @@ def bdf_vjp(
         sbar[: q + 1] = _respaced(q, steps._ratio(k)) @ differences_bar
     # the first state, [y0, h0 f(t0, y0)]
     ybar = sbar[0] + pull(0.0, steps.y0, steps.h0 * sbar[1])
+    thetabar = products.thetabar
     if not (np.isfinite(ybar).all() and np.isfinite(thetabar).all()):
         raise failure("the adjoint through the BDF steps met a non-finite derivative (NaN or inf)")
     return ybar, thetabar
@@ -180,14 +175,10 @@ def bdf_jvp(
 ) -> np.ndarray:
     """The tangents of the outputs after the first, ``(k - 1, n)``, along ``v(t0) = v0``
     and ``θ̇``, by the forward pass through the recorded steps."""
-    sign = steps.sign
     index, weights = steps.placed(ts)
     out = np.empty((len(index), dyn.n))
     last = int(index.max()) if len(index) else -1
-
-    def push(s: float, y: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return sign * dyn.jvp(steps.start + sign * s, y, v, dtheta)
-
+    push = SolverTime(dyn, steps, dtheta).push
     state = np.stack([v0, steps.h0 * push(0.0, steps.y0, v0)]) if last >= 0 else None
     for k in range(last + 1):
         assert state is not None

@@ -37,6 +37,7 @@ import scipy.sparse
 from ._bdf import BdfSteps, bdf_jvp, bdf_vjp
 from ._host_calls import failure
 from ._lapack import direct, solved
+from ._solver_time import SolverTime
 
 RECORDED = {
     "BDF": scipy.integrate.BDF,
@@ -132,23 +133,14 @@ def through_steps_vjp(
     through the recorded steps."""
     if isinstance(steps, BdfSteps):
         return bdf_vjp(dyn, steps, ts, g)
-    n, p = dyn.n, len(dyn.theta)
-    sign = steps.sign
+    n = dyn.n
     index, weights = steps.placed(ts)
-    ybar, thetabar = np.zeros(n), np.zeros(p)
+    ybar = np.zeros(n)
     nonzero = np.flatnonzero(np.any(g[1:] != 0, axis=1))
     if len(nonzero) == 0:
-        return ybar, thetabar
-
-    def pull(s: float, y: np.ndarray, cotangent: np.ndarray, f: np.ndarray | None = None):
-        # the cotangent of sign f(t, y), the solver's derivative there; f where known
-        nonlocal thetabar
-        ybar_k, thetabar_k = dyn.vjp(
-            steps.start + sign * s, y, sign * cotangent, None if f is None else sign * f
-        )
-        thetabar = thetabar + thetabar_k
-        return ybar_k
-
+        return ybar, np.zeros(len(dyn.theta))
+    products = SolverTime(dyn, steps)
+    pull = products.pull
     step_vjp = _radau_step_vjp if steps.implicit else _explicit_step_vjp
     carry = np.zeros(n)  # explicit: the next step's K[0] cotangent (this step's K[-1])
     for k in range(int(index[nonzero[-1]]), -1, -1):  # ybar: the cotangent of y_new
@@ -162,6 +154,7 @@ def through_steps_vjp(
         ybar, carry = step_vjp(dyn, steps, k, pull, ybar, stages_bar, ybar_old, carry)
     if carry.any():  # the first step's K[0] = f(t0, y0)
         ybar = ybar + pull(steps.t_old[0], steps.y_old[0], carry, steps.stages[0][0])
+    thetabar = products.thetabar
     if not (np.isfinite(ybar).all() and np.isfinite(thetabar).all()):
         raise failure(
             f"the adjoint through the {steps.method} steps met a non-finite derivative (NaN or inf)"
@@ -226,14 +219,10 @@ def through_steps_jvp(
     and ``θ̇``, by the forward pass through the recorded steps."""
     if isinstance(steps, BdfSteps):
         return bdf_jvp(dyn, steps, ts, v0, dtheta)
-    sign = steps.sign
     index, weights = steps.placed(ts)
     out = np.empty((len(index), dyn.n))
     last = int(index.max()) if len(index) else -1
-
-    def push(s: float, y: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return sign * dyn.jvp(steps.start + sign * s, y, v, dtheta)
-
+    push = SolverTime(dyn, steps, dtheta).push
     step_jvp = _radau_step_jvp if steps.implicit else _explicit_step_jvp
     v = v0
     explicit = not steps.implicit
