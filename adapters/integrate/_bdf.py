@@ -52,13 +52,16 @@ def _respaced(order: int, ratio: float) -> np.ndarray:
 @dataclass
 class BdfSteps:
     """The accepted steps of one BDF solve, in the solver's own time ``s = sign (t -
-    start)``: the first step size ``h0`` (``D_1 = h0 f(t0, y0)``), and per step its start,
-    end, size, order and new state, and the spacing and order its end's polynomial has."""
+    start)``: the first step size ``h0`` (``D_1 = h0 f(t0, y0)``) and the solver's
+    coefficients ``γ`` and ``α``, and per step its start, end, size, order and new state,
+    and the spacing and order its end's polynomial has."""
 
     start: float
     sign: float
     y0: np.ndarray
     h0: float = 0.0
+    gamma: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    alpha: np.ndarray = field(default_factory=lambda: np.zeros(0))
     t_old: list[float] = field(default_factory=list)
     t_new: list[float] = field(default_factory=list)
     h: list[float] = field(default_factory=list)
@@ -77,6 +80,7 @@ class BdfSteps:
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 super().__init__(*args, **kwargs)
                 steps.h0 = self.h_abs  # (the solver's time runs forwards: direction 1)
+                steps.gamma, steps.alpha = self.gamma, self.alpha
 
             def _step_impl(self) -> tuple[bool, Any]:
                 t, order = self.t, self.order
@@ -118,17 +122,11 @@ class BdfSteps:
     def _corrector(self, dyn: Any, k: int) -> tuple[Any, float]:
         """``I - c J`` at step ``k``'s new state (sparse if the Jacobian is), and ``c``."""
         q = self.order[k]
-        c = self.h[k] / _ALPHA[q]
+        c = self.h[k] / self.alpha[q]
         jacobian = self.sign * dyn.jac_y(self.start + self.sign * self.t_new[k], self.y_new[k])
         if scipy.sparse.issparse(jacobian):
             return (scipy.sparse.eye(dyn.n) - c * jacobian).tocsc(), c
         return np.eye(dyn.n) - c * jacobian, c
-
-
-# SciPy's BDF coefficients (its ``gamma`` and ``alpha``, the NDF's ``kappa``)
-_KAPPA = np.array([0, -0.1850, -1 / 9, -0.0823, -0.0415, 0])
-_GAMMA = np.hstack((0, np.cumsum(1 / np.arange(1, 6))))
-_ALPHA = (1 - _KAPPA) * _GAMMA
 
 
 def bdf_vjp(
@@ -158,7 +156,7 @@ def bdf_vjp(
             corrector, c = steps._corrector(dyn, k)
             w = solved(corrector.T, dbar, "the adjoint through the BDF steps")
             differences_bar += pull(steps.t_new[k], steps.y_new[k], c * w)  # through y_p
-            differences_bar[1:] -= np.outer(_GAMMA[1 : q + 1] / _ALPHA[q], w)  # through ψ
+            differences_bar[1:] -= np.outer(steps.gamma[1 : q + 1] / steps.alpha[q], w)  # through ψ
         previous = steps.order[k - 1] + 2 if k else 2
         sbar = np.zeros((previous, n))
         sbar[: q + 1] = _respaced(q, steps._ratio(k)) @ differences_bar
@@ -185,7 +183,7 @@ def bdf_jvp(
         q = steps.order[k]
         differences = _respaced(q, steps._ratio(k)).T @ state[: q + 1]
         predicted = differences.sum(axis=0)
-        psi = _GAMMA[1 : q + 1] @ differences[1:] / _ALPHA[q]
+        psi = steps.gamma[1 : q + 1] @ differences[1:] / steps.alpha[q]
         corrector, c = steps._corrector(dyn, k)
         d = solved(
             corrector,
