@@ -97,8 +97,8 @@ class OdeSolve(jb.Adapter):
             and the forward mode are then products with them, no further solves, and exact
             transposes of each other. A call that is not differentiated solves for ``y``
             alone, and the outputs are that solve's in both cases. Measured (``value_and_grad``
-            against the value, Robertson): BDF 2.3-3.3x by the adjoint, 4.2-5.8x by
-            forward sensitivities (Radau 3.7-4.5x and 7.3-8.3x): the adjoint stays the
+            against the value, Robertson): BDF 2.3-3.7x by the adjoint, 4.2-5.8x by
+            forward sensitivities (Radau 3.7-4.5x and 7.3-11x): the adjoint stays the
             default, the forward sensitivities are the accurate choice (above), and for
             BDF and Radau the steps (below) are the fast one.
             ``"steps"`` (RK23, RK45, Radau and BDF): a call that is differentiated keeps the
@@ -112,8 +112,8 @@ class OdeSolve(jb.Adapter):
             its corrector solved exactly), the forward mode its exact transpose, and its
             error against the true gradient the solve's own size. Measured
             (``value_and_grad`` against the value): RK45 on Lotka-Volterra at ``rtol=1e-8``
-            2.6-2.7x (the adjoint 4.7-5.2x), Radau on Robertson 1.5-2.0x (the adjoint
-            3.7-4.5x), BDF on Robertson 1.1-1.6x (the adjoint 2.3-3.3x). The error against
+            2.2-2.7x (the adjoint 4.7-5.2x), Radau on Robertson 1.5-2.3x (the adjoint
+            3.7-4.5x), BDF on Robertson 1.1-1.7x (the adjoint 2.3-3.7x). The error against
             tight references, median of 6 losses: RK45 at ``rtol`` 1e-6, 1e-8, 1e-10:
             1.1e-5, 4.5e-8, 3.6e-10 (the adjoint 3.2e-5, 1.4e-7, 6.8e-10); RK23 7.7e-5,
             7.8e-7, 8.0e-9 (4.8e-5, 5.1e-7, 5.0e-9); Radau on Robertson in ``θ`` at 1e-6
