@@ -115,6 +115,12 @@ class BdfSteps:
             weights.append(np.concatenate([[1.0], np.cumprod(x)]))
         return index, weights
 
+    def _end(self, k: int) -> tuple[int, np.ndarray]:
+        """The order of step ``k``'s end polynomial, and the respacing of the state after
+        the step to it (the outputs are read from it)."""
+        q = self.order_next[k]
+        return q, _respaced(q, self.h_next[k] / self.h[k])
+
     def _ratio(self, k: int) -> float:
         """The step's size over the spacing its state came in (the last step's size)."""
         return self.h[k] / (self.h[k - 1] if k else self.h0)
@@ -145,10 +151,11 @@ def bdf_vjp(
     sbar = np.zeros((steps.order[last] + 2, n))  # the cotangent of the state after a step
     for k in range(last, -1, -1):
         q = steps.order[k]
-        for i in np.flatnonzero(index == k):  # outputs from the polynomial of its end
-            q_next = steps.order_next[k]
-            respaced = _respaced(q_next, steps.h_next[k] / steps.h[k])
-            sbar[: q_next + 1] += respaced @ np.outer(weights[i], g[i + 1])
+        here = np.flatnonzero(index == k)  # outputs from the polynomial of its end
+        if len(here):
+            q_end, respaced = steps._end(k)
+            for i in here:
+                sbar[: q_end + 1] += respaced @ np.outer(weights[i], g[i + 1])
         # the state after the step from the step's differences D and its correction d
         dbar = sbar.sum(axis=0)
         differences_bar = np.cumsum(sbar[: q + 1], axis=0)
@@ -176,10 +183,11 @@ def bdf_jvp(
     index, weights = steps.placed(ts)
     out = np.empty((len(index), dyn.n))
     last = int(index.max()) if len(index) else -1
+    if last < 0:
+        return out
     push = SolverTime(dyn, steps, dtheta).push
-    state = np.stack([v0, steps.h0 * push(0.0, steps.y0, v0)]) if last >= 0 else None
+    state = np.stack([v0, steps.h0 * push(0.0, steps.y0, v0)])
     for k in range(last + 1):
-        assert state is not None
         q = steps.order[k]
         differences = _respaced(q, steps._ratio(k)).T @ state[: q + 1]
         predicted = differences.sum(axis=0)
@@ -193,10 +201,12 @@ def bdf_jvp(
         state = np.empty((q + 2, dyn.n))
         state[q + 1] = d
         state[: q + 1] = np.cumsum(differences[::-1], axis=0)[::-1] + d
-        for i in np.flatnonzero(index == k):
-            q_next = steps.order_next[k]
-            respaced = _respaced(q_next, steps.h_next[k] / steps.h[k])
-            out[i] = weights[i] @ (respaced.T @ state[: q_next + 1])
+        here = np.flatnonzero(index == k)
+        if len(here):
+            q_end, respaced = steps._end(k)
+            end = respaced.T @ state[: q_end + 1]  # the end polynomial's differences
+            for i in here:
+                out[i] = weights[i] @ end
     if not np.isfinite(out).all():
         raise failure("the tangent through the BDF steps met a non-finite derivative (NaN or inf)")
     return out

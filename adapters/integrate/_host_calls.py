@@ -56,16 +56,14 @@ class HostFunction:
         self._who = f"{role} {type(adapter).__name__}"  # names it in errors
 
     def _res(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        out = self.adapter.forward(*args)
-        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        return (*args, *outs)
+        return (*args, *_outputs(self.adapter.forward(*args)))
 
     def value(self, *args: np.ndarray) -> np.ndarray:
         """The output, as a float64 array of the declared shape."""
         out = self.adapter.forward(*args)
         if type(out) is np.ndarray and out.dtype == np.float64 and out.shape == self.shape:
             return out  # (the common case, at every solver step: nothing to convert)
-        out = np.asarray(out[0] if isinstance(out, (tuple, list)) else out, np.float64)
+        out = np.asarray(_outputs(out)[0], np.float64)
         if out.shape != self.shape:
             raise ValueError(
                 f"{self._who}.forward returned shape {out.shape}, expected {self.shape}."
@@ -129,3 +127,8 @@ class HostFunction:
             if t is not None:
                 total += jacobian.reshape(self.size, -1) @ np.ravel(t)
         return total.reshape(self.shape)
+
+
+def _outputs(out: object) -> tuple:
+    """What ``forward`` returned, as a tuple of its outputs (one output may come bare)."""
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
