@@ -9,6 +9,7 @@ import numpy as np
 import scipy.optimize
 
 from ._functions import HostFunction
+from ._lbfgsb import minimize_lbfgsb
 
 USES_HESSIAN = ("Newton-CG", "trust-ncg", "trust-krylov", "trust-exact", "trust-constr")
 
@@ -44,6 +45,11 @@ def run_minimize(
     constraints: Any = (),
 ) -> Any:
     hess = f.second_x if method in USES_HESSIAN else None
+    options = {**defaults(method, tol), **dict(options)}
+    if method == "L-BFGS-B" and not constraints:
+        result = minimize_lbfgsb(f.value_and_gradient, x0, bounds, tol, options)
+        if result is not None:
+            return result
     return scipy.optimize.minimize(
         f.value_and_gradient,
         x0,
@@ -53,7 +59,7 @@ def run_minimize(
         bounds=None if bounds is None else scipy.optimize.Bounds(*bounds),  # pyright: ignore[reportArgumentType]
         constraints=constraints,
         tol=tol,
-        options={**defaults(method, tol), **dict(options)},
+        options=options,
     )
 
 
