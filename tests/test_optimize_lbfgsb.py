@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy
 import scipy.optimize
-from hypothesis import given, settings
 from _optimize_problems import Rosenbrock
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxbridge.adapters.optimize._lbfgsb import _TESTED, minimize_lbfgsb
@@ -83,8 +83,14 @@ def counted(fun):
     seed=st.integers(0, 2**32 - 1),
     bounded=st.sampled_from(["none", "box", "one-sided", "one fixed"]),
     options=st.sampled_from(
-        [{}, {"gtol": 1e-10, "ftol": 1e-15}, {"maxiter": 3}, {"maxfun": 6}, {"maxls": 1},
-         {"maxcor": 3, "gtol": 1e-12}]
+        [
+            {},
+            {"gtol": 1e-10, "ftol": 1e-15},
+            {"maxiter": 3},
+            {"maxfun": 6},
+            {"maxls": 1},
+            {"maxcor": 3, "gtol": 1e-12},
+        ]
     ),  # fmt: skip
     tol=st.sampled_from([None, 1e-7]),
 )

@@ -9,7 +9,9 @@ by Newton steps on ``F`` and checks it again; the rules then need only ``J_z = �
 
     reverse:  λ = J_zᵀ⁻¹ ḡ,  q̄ = -J_qᵀ λ        forward:  ż = -J_z⁻¹ J_q q̇
 
-and the start ``x0`` gets an exact zero. Host code only: NumPy and SciPy, never JAX.
+and the start ``x0`` gets an exact zero. A call whose result is not differentiated needs
+no ``J_q`` and, unless its checks are close, no accurate ``J_z`` (``SCREEN``). Host code
+only: NumPy and SciPy, never JAX.
 """
 
 from __future__ import annotations
@@ -66,6 +68,15 @@ ROUNDS = 3
 refinement: one judged active whose multiplier turns the wrong way is released, one judged
 inactive that ends up violated is added, and the refinement repeats."""
 
+SCREEN = 1e-6
+"""A call whose result is not differentiated checks ``J_z`` from one difference per
+unknown (``System.rough_jacobian``, about 1e-10 relative) against thresholds a million
+times stricter than ``SINGULAR`` (reciprocal condition number, smallest eigenvalue
+relative to the largest), and computes the accurate ``J_z`` only where the rough one falls
+short: its verdict is then the accurate one's unless the rough ``J_z`` is off by about
+1e-6 of its norm. The accurate derivatives cost 4 to 24 evaluations per unknown, the rough
+2."""
+
 REFINEMENTS = 4
 """The most Newton steps taken on SciPy's answer (each must reduce ``|F|``)."""
 
@@ -100,15 +111,23 @@ def _norm(v: np.ndarray) -> float:
 
 
 def settle(
-    system: System, z: np.ndarray, scale: float, verdict: str, success: bool, start: bool = True
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    system: System,
+    z: np.ndarray,
+    scale: float,
+    verdict: str,
+    success: bool,
+    start: bool = True,
+    derivatives: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Check SciPy's answer ``z``, refine it by Newton steps and check it again.
 
     Returns ``(z, F, J_z, J_q)`` at the refined solution. Raises ``OptimizeError`` with
     SciPy's ``verdict`` if ``z`` misses the optimality conditions by more than ``LOOSE *
     scale`` (even if SciPy reported success), if refinement does not reach ``TIGHT *
     scale``, or if ``J_z`` is singular there. ``start=False`` skips the first check (for a
-    point already refined under another active set).
+    point already refined under another active set). Without ``derivatives`` (a call whose
+    result is not differentiated), ``J_q`` is None and ``J_z`` the rough one wherever it
+    passes ``SCREEN`` (see ``require_strict_minimum``); ``z`` is the same either way.
 
     The first steps reuse one rough ``J_z`` (the chord method: from SciPy's answer they
     converge as fast as Newton's, to rounding), so the accurate derivatives, the costly
@@ -125,6 +144,10 @@ def settle(
         )
     if _norm(f) != 0:
         z, f = _chord(system, z, f, system.rough_jacobian(z))
+    if not derivatives and _norm(f) <= TIGHT * scale:
+        jz = system.rough_jacobian(z)
+        if reciprocal_condition(jz) >= SCREEN:
+            return z, f, jz, None
     f, jz, jq = system.linearize(z)
     if not _norm(f) <= TIGHT * scale:  # Newton proper, where the rough steps fell short
         for _ in range(REFINEMENTS):
@@ -145,6 +168,11 @@ def settle(
             f"{_norm(f):.2e} (allowed {TIGHT * scale:.1e}): the solution is singular or "
             "the derivatives are inexact"
         )
+    _require_isolated(jz, verdict)
+    return z, f, jz, jq
+
+
+def _require_isolated(jz: np.ndarray, verdict: str) -> None:
     rcond = reciprocal_condition(jz)
     if not rcond >= SINGULAR:
         raise failure(
@@ -152,7 +180,6 @@ def settle(
             f"conditions is singular there (reciprocal condition number {rcond:.1e}), so it "
             "has no derivative"
         )
-    return z, f, jz, jq
 
 
 def settle_active_set(
@@ -162,12 +189,13 @@ def settle_active_set(
     verdict: str,
     success: bool,
     correct: Callable[[np.ndarray], np.ndarray | None],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    derivatives: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``settle`` on the system's active set, then ``correct(z)``: the start of another round
     on a corrected active set, or None when the set stands; at most ``ROUNDS`` rounds, else
     ``OptimizeError``. Returns ``(z, J_z, J_q)``."""
     for done in range(ROUNDS):
-        z, _, jz, jq = settle(system, z, scale, verdict, success, start=done == 0)
+        z, _, jz, jq = settle(system, z, scale, verdict, success, done == 0, derivatives)
         corrected = correct(z)
         if corrected is None:
             return z, jz, jq
@@ -215,13 +243,44 @@ def reciprocal_condition(a: np.ndarray) -> float:
     return float(gecon(lu, lange("1", a), norm="1")[0])
 
 
-def require_positive_definite(h: np.ndarray, what: str) -> None:
-    """A strict local minimum: ``h`` (symmetric) positive definite, else ``OptimizeError``."""
+def require_strict_minimum(
+    system: System,
+    z: np.ndarray,
+    jz: np.ndarray,
+    jq: np.ndarray | None,
+    part: Callable[[np.ndarray], np.ndarray],
+    what: str,
+    verdict: str,
+    screen: bool = True,
+) -> None:
+    """A strict local minimum at the settled ``z``: ``part(J_z)`` (symmetric) positive
+    definite, else ``OptimizeError``. ``J_z`` is ``settle``'s: where it is the rough one (no
+    ``J_q``), a smallest eigenvalue above ``SCREEN`` relative decides; below, the accurate
+    ``J_z`` decides as in a differentiated call, its conditioning checked first as ``settle``
+    would have. ``screen=False``: the rough ``J_z`` is not to be trusted that far (one-sided
+    differences at a bound), so the accurate one decides."""
+    if jq is None:
+        if screen and _eigenvalues(part(jz))[0] >= SCREEN:
+            return
+        jz = system.linearize(z)[1]
+        _require_isolated(jz, verdict)
+    require_positive_definite(part(jz), what)
+
+
+def _eigenvalues(h: np.ndarray) -> tuple[float, float, float]:
+    """``(smallest / max(1, largest magnitude), smallest, largest magnitude)`` of symmetric
+    ``h``; ``inf`` first for an empty one."""
     if h.size == 0:
-        return
+        return np.inf, np.inf, 0.0
     eigenvalues = np.linalg.eigvalsh((h + h.T) / 2)
     smallest, largest = float(eigenvalues[0]), float(np.max(np.abs(eigenvalues)))
-    if not smallest > SINGULAR * max(largest, 1.0):
+    return smallest / max(largest, 1.0), smallest, largest
+
+
+def require_positive_definite(h: np.ndarray, what: str) -> None:
+    """A strict local minimum: ``h`` (symmetric) positive definite, else ``OptimizeError``."""
+    relative, smallest, largest = _eigenvalues(h)
+    if not relative > SINGULAR:
         raise failure(
             f"the answer is not a strict local minimum: {what} is not positive definite there "
             f"(smallest eigenvalue {smallest:.2e}, largest magnitude {largest:.2e})"
@@ -245,8 +304,9 @@ class ImplicitSolver(jb.Adapter):
     constraints), redeclare ``method`` with their default, set ``_methods`` and, unless it is
     ``"(n),(p)->(n)"``, ``signature`` ``"(n),(p)[,...]->(n)"`` with ``x0`` first, then the
     parameters (and ``forward`` to name them). They define ``_check`` (their own parameter
-    checks), ``_solve(*float64 args) -> (x, J_z, J_q)`` and, unless ``z`` is ``x`` and ``q``
-    is ``theta``, ``_sizes``; ``q`` concatenates the parameter arguments in order.
+    checks), ``_solve(*float64 args, derivatives) -> (x, J_z, J_q)`` and, unless ``z`` is
+    ``x`` and ``q`` is ``theta``, ``_sizes``; ``q`` concatenates the parameter arguments in
+    order.
     """
 
     # keyword-only: after each solver's own adapters, which come first
@@ -286,7 +346,11 @@ class ImplicitSolver(jb.Adapter):
         shared ones."""
         raise NotImplementedError
 
-    def _solve(self, *args: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _solve(
+        self, *args: np.ndarray, derivatives: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(x, J_z, J_q)`` from the float64 arguments; without ``derivatives`` (nothing
+        will differentiate the result), ``J_q`` may be None and ``J_z`` rough."""
         raise NotImplementedError
 
     def _sizes(self, x0: Any, theta: Any) -> tuple[int, int]:
@@ -319,20 +383,25 @@ class ImplicitSolver(jb.Adapter):
         k, q = self._sizes(x0, theta)
         return np.zeros(0), np.eye(k), np.zeros((k, q))
 
-    def forward(self, x0, theta):
-        return self._forward(x0, theta)
+    def forward(self, x0, theta, *, residuals=True):
+        return self._forward(x0, theta, residuals=residuals)
 
-    def _forward(self, *args):
+    def _forward(self, *args, residuals=True):
+        """``x`` and, for a differentiated call (``residuals``), ``(J_z, J_q)``."""
         dtype = jb.result_dtype(*args)
         n = args[0].shape[-1]
         k, q = self._sizes(args[0], args[1])
         try:
             args64 = [np.asarray(a, np.float64) for a in args]
-            solve = self._nothing_to_solve if n == 0 else self._solve
-            x, jz, jq = solve(*args64)
+            if n == 0:
+                x, jz, jq = self._nothing_to_solve(*args64)
+            else:
+                x, jz, jq = self._solve(*args64, derivatives=residuals)
         except OptimizeError as error:
             x, jz, jq = nan_results(self.on_failure, error, (n,), (k, k), (k, q))
-        return x.astype(dtype), jz.astype(dtype), jq.astype(dtype)
+        if not residuals:
+            return x.astype(dtype)
+        return x.astype(dtype), jz.astype(dtype), jq.astype(dtype)  # pyright: ignore[reportOptionalMemberAccess]
 
     def backward(self, res, g):
         count = len(res) - 3

@@ -19,7 +19,7 @@ from ._implicit import (
     NEAR,
     failure,
     multiplier_floor,
-    require_positive_definite,
+    require_strict_minimum,
     settle_active_set,
 )
 
@@ -75,8 +75,14 @@ class KKTSystem:
 
 
 def solve_kkt(
-    system: KKTSystem, x: np.ndarray, x0: np.ndarray, equalities: int, verdict: str, success: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    system: KKTSystem,
+    x: np.ndarray,
+    x0: np.ndarray,
+    equalities: int,
+    verdict: str,
+    success: bool,
+    derivatives: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """From SciPy's answer ``x``: the active set, refinement of ``(x, μ)`` and the checks. The
     first ``equalities`` constraints are equalities. Returns ``(x, J_z, J_q)``.
 
@@ -104,7 +110,7 @@ def solve_kkt(
         return np.concatenate([x, np.where(system.active, _multipliers(system, x), 0.0)])
 
     start = np.concatenate([x, _multipliers(system, x)])
-    z, jz, jq = settle_active_set(system, start, scale, verdict, success, correct)
+    z, jz, jq = settle_active_set(system, start, scale, verdict, success, correct, derivatives)
     x, mu, values = z[:n], z[n:], system.values(z[:n])
     # active with no force, or inactive but at its limit (to rounding: c in its own units)
     weak = inequality & ((system.active & (mu <= tiny)) | (~system.active & (values <= MULTIPLIER)))
@@ -115,11 +121,14 @@ def solve_kkt(
             f"limit (c = {values[j]:.1e}) with multiplier {mu[j]:.1e}, so the solution map "
             "has a kink there and no derivative"
         )
-    rows = jz[n:, :n][system.active]
-    basis = scipy.linalg.null_space(rows) if len(rows) else np.eye(n)
-    require_positive_definite(
-        basis.T @ jz[:n, :n] @ basis, "the Hessian of the Lagrangian on the active constraints"
-    )
+
+    def reduced(jz):  # the Hessian of the Lagrangian on the active constraints' null space
+        rows = jz[n:, :n][system.active]
+        basis = scipy.linalg.null_space(rows) if len(rows) else np.eye(n)
+        return basis.T @ jz[:n, :n] @ basis
+
+    what = "the Hessian of the Lagrangian on the active constraints"
+    require_strict_minimum(system, z, jz, jq, reduced, what, verdict)
     return x, jz, jq
 
 

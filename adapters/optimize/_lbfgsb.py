@@ -25,7 +25,7 @@ _OPTIONS = ("maxcor", "ftol", "gtol", "maxfun", "maxiter", "maxls")
 def _setulb() -> Any:
     if tuple(int(part) for part in scipy.__version__.split(".")[:2]) not in _TESTED:
         return None
-    from scipy.optimize import _lbfgsb, _lbfgsb_py
+    from scipy.optimize import _lbfgsb, _lbfgsb_py  # pyright: ignore[reportAttributeAccessIssue]
 
     return _lbfgsb.setulb, _lbfgsb_py.status_messages, _lbfgsb_py.task_messages
 
@@ -112,4 +112,3 @@ def minimize_lbfgsb(
         x=x, fun=f, jac=g, nfev=nfev, njev=nfev, nit=iterations, status=status,
         message=message, success=status == 0,
     )  # fmt: skip
-

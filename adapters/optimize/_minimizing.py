@@ -45,9 +45,9 @@ def run_minimize(
     constraints: Any = (),
 ) -> Any:
     hess = f.second_x if method in USES_HESSIAN else None
-    options = {**defaults(method, tol), **dict(options)}
+    given = {**defaults(method, tol), **dict(options)}
     if method == "L-BFGS-B" and not constraints:
-        result = minimize_lbfgsb(f.value_and_gradient, x0, bounds, tol, options)
+        result = minimize_lbfgsb(f.value_and_gradient, x0, bounds, tol, given)
         if result is not None:
             return result
     return scipy.optimize.minimize(
@@ -59,7 +59,7 @@ def run_minimize(
         bounds=None if bounds is None else scipy.optimize.Bounds(*bounds),  # pyright: ignore[reportArgumentType]
         constraints=constraints,
         tol=tol,
-        options=options,
+        options=given,
     )
 
 

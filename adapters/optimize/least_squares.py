@@ -68,7 +68,7 @@ class LeastSquares(ImplicitSolver):
                 "assume the plain sum of squares without bounds; tolerances go in 'tol')."
             )
 
-    def _solve(self, x0, theta):
+    def _solve(self, x0, theta, *, derivatives):
         finite_inputs(x0=x0, theta=theta)
         r = HostFunction(self.residual, theta)
         tol = 1e-12 if self.tol is None else self.tol
@@ -84,7 +84,8 @@ class LeastSquares(ImplicitSolver):
         )
         verdict = outcome("least_squares", self.method, result)
         x = np.asarray(result.x, np.float64)
-        return solve_box(_SumOfSquares(r), x, x0, theta.shape[-1], None, verdict, result.success)
+        sum_of_squares, p = _SumOfSquares(r), theta.shape[-1]
+        return solve_box(sum_of_squares, x, x0, p, None, verdict, result.success, derivatives)
 
 
 class _SumOfSquares:

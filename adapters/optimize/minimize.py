@@ -60,10 +60,10 @@ class Minimize(ImplicitSolver):
     def _check(self) -> None:
         check_user("Minimize", "objective", self.objective, "scalar")
 
-    def _solve(self, x0, theta):
+    def _solve(self, x0, theta, *, derivatives):
         finite_inputs(x0=x0, theta=theta)
         f = HostFunction(self.objective, theta)
         result = run_minimize(f, x0, self.method, self.tol, self.options)
         verdict = outcome("minimize", self.method, result)
         x = np.asarray(result.x, np.float64)
-        return solve_box(f, x, x0, theta.shape[-1], None, verdict, result.success)
+        return solve_box(f, x, x0, theta.shape[-1], None, verdict, result.success, derivatives)

@@ -81,10 +81,10 @@ class MinimizeBounded(ImplicitSolver):
     def _sizes(self, x0, theta):
         return x0.shape[-1], theta.shape[-1] + 2 * x0.shape[-1]
 
-    def forward(self, x0, theta, lower, upper):
-        return self._forward(x0, theta, lower, upper)
+    def forward(self, x0, theta, lower, upper, *, residuals=True):
+        return self._forward(x0, theta, lower, upper, residuals=residuals)
 
-    def _solve(self, x0, theta, lower, upper):
+    def _solve(self, x0, theta, lower, upper, *, derivatives):
         finite_inputs(x0=x0, theta=theta, lower=lower, upper=upper)
         if (lower > upper).any():
             i = int(np.flatnonzero(lower > upper)[0])
@@ -95,4 +95,5 @@ class MinimizeBounded(ImplicitSolver):
         result = run_minimize(f, start, self.method, self.tol, self.options, bounds)
         verdict = outcome("minimize", self.method, result)
         x = np.asarray(result.x, np.float64)
-        return solve_box(f, x, start, theta.shape[-1], bounds, verdict, result.success)
+        p = theta.shape[-1]
+        return solve_box(f, x, start, p, bounds, verdict, result.success, derivatives)

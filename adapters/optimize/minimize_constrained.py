@@ -88,7 +88,7 @@ class MinimizeConstrained(ImplicitSolver):
     def _sizes(self, x0, theta):
         return x0.shape[-1] + sum(self._counts(x0, theta)), theta.shape[-1]
 
-    def _solve(self, x0, theta):
+    def _solve(self, x0, theta, *, derivatives):
         finite_inputs(x0=x0, theta=theta)
         n, p = x0.shape[-1], theta.shape[-1]
         f = HostFunction(self.objective, theta)
@@ -101,7 +101,7 @@ class MinimizeConstrained(ImplicitSolver):
         verdict = outcome("minimize", self.method, result)
         system = KKTSystem(f, constraints, sizes, n, p)
         x = np.asarray(result.x, np.float64)
-        return solve_kkt(system, x, x0, equalities, verdict, result.success)
+        return solve_kkt(system, x, x0, equalities, verdict, result.success, derivatives)
 
     def _nothing_to_solve(self, x0, theta):
         """An empty ``x``: the constraints, functions of ``theta`` alone, hold or do not."""

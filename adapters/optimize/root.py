@@ -59,7 +59,7 @@ class Root(ImplicitSolver):
     def _check(self) -> None:
         check_user("Root", "residual", self.residual, "x")
 
-    def _solve(self, x0, theta):
+    def _solve(self, x0, theta, *, derivatives):
         finite_inputs(x0=x0, theta=theta)
         fun = HostFunction(self.residual, theta)
         jac = fun.jacobian_x if self.method in _USES_JACOBIAN else None
@@ -70,7 +70,7 @@ class Root(ImplicitSolver):
         scale = max(1.0, float(np.max(np.abs(fun(x0)))))
         verdict = outcome("root", self.method, result)
         x = np.asarray(result.x, np.float64)
-        x, _, jx, jt = settle(system, x, scale, verdict, result.success)
+        x, _, jx, jt = settle(system, x, scale, verdict, result.success, True, derivatives)
         return x, jx, jt
 
 
