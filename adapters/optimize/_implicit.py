@@ -28,6 +28,7 @@ import jaxbridge as jb
 
 from .._failure import OnFailure, OptimizeError, nan_results
 from .._parameters import check_choice
+from ._differences import ROUGH_STEP
 from ._functions import user_domains
 
 EPS = float(np.finfo(np.float64).eps)
@@ -142,12 +143,17 @@ def settle(
             f"{verdict}, {what} misses the optimality conditions by {size:.2e} (max norm; "
             f"allowed {LOOSE * scale:.1e})"
         )
+    answer, rough = z, None
     if _norm(f) != 0:
-        z, f = _chord(system, z, f, system.rough_jacobian(z))
+        rough = system.rough_jacobian(z)
+        z, f = _chord(system, z, f, rough)
     if not derivatives and _norm(f) <= TIGHT * scale:
-        jz = system.rough_jacobian(z)
-        if reciprocal_condition(jz) >= SCREEN:
-            return z, f, jz, None
+        # the chord's matrix serves where the steps moved z by less than the difference's
+        # own error (relative ROUGH_STEP², about 4e-11)
+        if rough is None or _norm((z - answer) / np.maximum(1.0, np.abs(z))) > ROUGH_STEP**2:
+            rough = system.rough_jacobian(z)
+        if reciprocal_condition(rough) >= SCREEN:
+            return z, f, rough, None
     f, jz, jq = system.linearize(z)
     if not _norm(f) <= TIGHT * scale:  # Newton proper, where the rough steps fell short
         for _ in range(REFINEMENTS):
@@ -228,19 +234,21 @@ def _chord(
     return z, f
 
 
-_getrf, _getrs = scipy.linalg.get_lapack_funcs(("getrf", "getrs"), (np.zeros(1),))
+_getrf, _getrs, _gecon, _lange = scipy.linalg.get_lapack_funcs(
+    ("getrf", "getrs", "gecon", "lange"), (np.zeros(1),)
+)
 
 
 def reciprocal_condition(a: np.ndarray) -> float:
+    """Of a float64 matrix, in the 1-norm; 0 for a singular or non-finite one."""
     if a.size == 0:
         return 1.0
     if not np.isfinite(a).all():
         return 0.0
-    getrf, gecon, lange = scipy.linalg.get_lapack_funcs(("getrf", "gecon", "lange"), (a,))
-    lu, _, info = getrf(a)
+    lu, _, info = _getrf(a)
     if info > 0:
         return 0.0
-    return float(gecon(lu, lange("1", a), norm="1")[0])
+    return float(_gecon(lu, _lange("1", a), norm="1")[0])
 
 
 def require_strict_minimum(

@@ -88,7 +88,7 @@ def minimize_lbfgsb(
         setulb(m, x, lower, upper, nbd, f, g, factr, pgtol, wa, iwa, task, lsave, isave, dsave,
                maxls, ln_task)  # fmt: skip
         if task[0] == 3:  # f and g wanted at x
-            if not np.array_equal(x, last):
+            if not (x == last).all():  # (np.array_equal, less its checks of shape and type)
                 last = x.copy()
                 f_last, g_last = fun_and_grad(last.copy())
                 nfev += 1
