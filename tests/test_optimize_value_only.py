@@ -145,3 +145,15 @@ def test_near_a_bound_the_rough_hessian_is_not_trusted(differences):
     far = (np.zeros(2), np.array([0.3, 0.5]), -np.ones(2), np.ones(2))
     solver.forward(*far, residuals=False)
     assert differences and all(differences)  # away from the bounds the rough one does
+
+
+def test_the_chord_matrix_serves_the_checks_only_where_z_barely_moved(differences):
+    """One rough Hessian (the refinement's) where SciPy's answer was already refined to
+    rounding, a second one at the refined point where the refinement moved it."""
+    args = (np.array([-1.2, 1.0]), np.array([1.1, 5.5]))
+    Minimize(PlainRosenbrock(), options=(("gtol", 1e-13),)).forward(*args, residuals=False)
+    assert differences == [True]
+    differences.clear()
+    loose = Minimize(PlainRosenbrock(), options=(("gtol", 1e-6), ("ftol", 1e-10)))
+    loose.forward(*args, residuals=False)
+    assert differences == [True, True]
