@@ -46,7 +46,8 @@ class LeastSquares(ImplicitSolver):
     The answer is checked, not trusted: SciPy's point must have ``max|Jᵀr| <= 1e-4 *
     max(1, max|Jᵀr(x0)|)``, Newton steps refine it to 1e-10 of that scale, and the Hessian
     of ``½|r|²`` there must be positive definite (``r`` determines ``x`` locally).
-    Otherwise an ``OptimizeError`` with SciPy's status and message.
+    Otherwise an ``OptimizeError`` with SciPy's status and message. A call whose result is
+    not differentiated checks definiteness as ``Minimize`` does, and never forms ``∂r/∂θ``.
 
     Derivatives by the implicit function theorem on ``Jᵀr = 0``; for a linear model ``r =
     X β - y`` they are ``∂β/∂y = pinv(X)``. Exactly zero in ``x0``. First order in both

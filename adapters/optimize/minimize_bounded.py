@@ -52,7 +52,9 @@ class MinimizeBounded(ImplicitSolver):
     at a bound with a gradient below that ``1.5e-8`` times ``max(1, max|∇ₓf|)`` is degenerate (a
     kink of the solution map) and fails, and the Hessian on the free variables must be positive
     definite. Otherwise an ``OptimizeError`` with SciPy's status and message. ``lower > upper``
-    or NaN inputs fail the same way.
+    or NaN inputs fail the same way. A call whose result is not differentiated checks
+    definiteness as ``Minimize`` does, with the accurate Hessian wherever a free variable is
+    within the rough difference's step (6e-6 relative) of a bound.
 
     Derivatives by the implicit function theorem on the active set: held variables follow
     their bound (derivative 1 in it, 0 in ``theta``), free ones solve ``H_FF ẋ_F = -(∂²f/

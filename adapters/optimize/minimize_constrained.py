@@ -53,7 +53,9 @@ class MinimizeConstrained(ImplicitSolver):
     (independent active constraints), every inequality either clearly inactive or active with a
     multiplier above that threshold (else it is degenerate: a kink of the solution map), and the
     Hessian of the Lagrangian positive definite on the active constraints' null space (a strict
-    minimum). Otherwise an ``OptimizeError`` with SciPy's status and message.
+    minimum). Otherwise an ``OptimizeError`` with SciPy's status and message. A call whose
+    result is not differentiated checks these as ``Minimize`` does, from rough second
+    derivatives unless they leave a verdict in doubt.
 
     Derivatives by the implicit function theorem on the KKT equations of the active set
     (inactive inequalities dropped): with ``K`` their Jacobian in ``(x, μ)`` and ``K_θ`` in
