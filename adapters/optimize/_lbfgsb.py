@@ -14,9 +14,10 @@ import numpy as np
 import scipy
 import scipy.optimize
 
-_TESTED = ((1, 15), (1, 16), (1, 17))
+_TESTED = ((1, 15), (1, 16), (1, 17), (1, 18))
 """SciPy versions whose ``setulb`` (the C port of L-BFGS-B, new in 1.15) and driver loop this
-module follows; under any other, ``scipy.optimize.minimize`` itself is called."""
+module follows (checked against each); under any other, ``scipy.optimize.minimize`` itself
+is called."""
 
 _OPTIONS = ("maxcor", "ftol", "gtol", "maxfun", "maxiter", "maxls")
 """The options handled here; any other goes to SciPy (its warnings and errors included)."""
@@ -27,7 +28,9 @@ def _setulb() -> Any:
         return None
     from scipy.optimize import _lbfgsb, _lbfgsb_py  # pyright: ignore[reportAttributeAccessIssue]
 
-    return _lbfgsb.setulb, _lbfgsb_py.status_messages, _lbfgsb_py.task_messages
+    # 1.18 passes 64-bit integers to a build with 64-bit LAPACK indices, as SciPy's loop does
+    integers = np.int64 if getattr(_lbfgsb_py, "HAS_ILP64", False) else np.int32
+    return _lbfgsb.setulb, _lbfgsb_py.status_messages, _lbfgsb_py.task_messages, integers
 
 
 _ROUTINE = _setulb()
@@ -49,7 +52,7 @@ def minimize_lbfgsb(
     wrapper would hand them on (``HostFunction.value_and_gradient``)."""
     if _ROUTINE is None or not set(options) <= set(_OPTIONS):
         return None
-    setulb, status_messages, task_messages = _ROUTINE
+    setulb, status_messages, task_messages, integers = _ROUTINE
     if tol is not None:  # as minimize: a tol fills in the tolerances not given
         options = {"ftol": tol, "gtol": tol, **options}
     m = options.get("maxcor", 10)
@@ -61,7 +64,7 @@ def minimize_lbfgsb(
         return None
     x = np.array(x0, np.float64).ravel()
     n = x.size
-    nbd = np.zeros(n, np.int32)
+    nbd = np.zeros(n, integers)
     lower, upper = np.zeros(n), np.zeros(n)
     if bounds is not None:
         lo, hi = (np.broadcast_to(np.asarray(b, np.float64), (n,)) for b in bounds)
@@ -79,9 +82,9 @@ def minimize_lbfgsb(
     nfev = 1
     f, g = np.array(0.0), np.zeros(n)
     wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m)
-    iwa = np.zeros(3 * n, np.int32)
-    task, ln_task = np.zeros(2, np.int32), np.zeros(2, np.int32)
-    lsave, isave, dsave = np.zeros(4, np.int32), np.zeros(44, np.int32), np.zeros(29)
+    iwa = np.zeros(3 * n, integers)
+    task, ln_task = np.zeros(2, integers), np.zeros(2, integers)
+    lsave, isave, dsave = np.zeros(4, integers), np.zeros(44, integers), np.zeros(29)
     iterations = 0
     while True:
         g = g.astype(np.float64)
