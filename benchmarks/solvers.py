@@ -14,7 +14,9 @@ beside. Not a test: nothing is asserted.
   one fit of 3 unknowns to 2000 residuals in 1000 parameters, without hooks.
 - ``OdeSolve``: Robertson over [0, 40], rtol 1e-6, atol 1e-10 (BDF, Radau; the adjoint,
   forward sensitivities and the steps), and Lotka-Volterra with RK45 (the
-  adjoint and the steps); diffrax (Kvaerno5) beside Robertson where installed.
+  adjoint and the steps); diffrax (Kvaerno5) beside Robertson where installed; BDF on a
+  reaction-diffusion system of 40 unknowns, the adjoint and the steps, with a
+  ``jacobian`` hook and without.
 
     python benchmarks/solvers.py           # 11 rounds
     python benchmarks/solvers.py --quick   # 2 rounds, fewer rows: a smoke run
@@ -293,6 +295,31 @@ class LotkaVolterra(RightHandSide):
         return jy, jt
 
 
+REACTION_N = 40
+_REACTION_H = 1.0 / (REACTION_N + 1)
+_REACTION_LAPLACIAN = (
+    np.diag(-2.0 * np.ones(REACTION_N)) + np.eye(REACTION_N, k=1) + np.eye(REACTION_N, k=-1)
+) / _REACTION_H**2
+
+
+class Reaction(RightHandSide):
+    """``y' = D Δy + k (y - y³)`` on 40 points (stiff diffusion), ``theta = (log D, k)``;
+    no ``jacobian`` hook: SciPy's Newton iterations get ``∂f/∂y`` from 40 backward calls."""
+
+    def forward(self, t, y, theta):
+        return np.exp(theta[0]) * (_REACTION_LAPLACIAN @ y) + theta[1] * (y - y**3)
+
+    def _jacobians(self, t, y, theta):
+        jy = np.exp(theta[0]) * _REACTION_LAPLACIAN + np.diag(theta[1] * (1 - 3 * y**2))
+        jt = np.stack([np.exp(theta[0]) * (_REACTION_LAPLACIAN @ y), y - y**3], 1)
+        return jy, jt
+
+
+class HookedReaction(Reaction):
+    def jacobian(self, t, y, theta):
+        return self._jacobians(t, y, theta)[0]
+
+
 # ------------------------------------------------------------------------------- the rows
 
 
@@ -568,6 +595,32 @@ def ode_rows(rounds: int, methods: tuple[str, ...], contender: bool) -> None:
     )
 
 
+def reaction_rows(rounds: int) -> None:
+    """A larger stiff system: BDF's derivatives by the adjoint and by the steps, with a
+    ``jacobian`` hook and without (then each recorded step's Jacobian is 40 backward calls)."""
+    xs = np.linspace(_REACTION_H, 1 - _REACTION_H, REACTION_N)
+    y0 = jnp.asarray(0.5 * np.sin(np.pi * xs) + 0.2 * np.sin(3 * np.pi * xs))
+    theta, ts = jnp.asarray([np.log(0.5), 3.0]), jnp.linspace(0.0, 2.0, 5)
+    weights = jnp.asarray(np.cos(np.arange(REACTION_N)))
+    tolerances = {"rtol": 1e-6, "atol": 1e-9}
+    contenders: dict[str, Callable[[], object]] = {}
+    for name, rhs in (("jacobian hook", HookedReaction()), ("no hook", Reaction())):
+        value = jax.jit(OdeSolve(rhs, **tolerances))
+        contenders[f"jit(OdeSolve) value, {name}"] = lambda v=value: v(y0, theta, ts)
+        for sensitivity in ("adjoint", "steps"):
+            solver = OdeSolve(rhs, sensitivity=sensitivity, **tolerances)
+            loss = jax.jit(
+                jax.value_and_grad(lambda y0, t, s=solver: s(y0, t, ts)[-1] @ weights, (0, 1))
+            )
+            contenders[f"jit(value_and_grad), {sensitivity}, {name}"] = lambda f=loss: f(y0, theta)
+    table(
+        f"OdeSolve(BDF), reaction-diffusion, {REACTION_N} unknowns over [0, 2], rtol 1e-6",
+        contenders,
+        "jit(OdeSolve) value, jacobian hook",
+        rounds,
+    )
+
+
 def diffrax_robertson(y0, theta, weights) -> dict[str, Callable[[], object]]:
     """diffrax's Kvaerno5 on the same problem, value and value-and-grad (checkpointed
     reverse mode through the solver), if diffrax is installed."""
@@ -620,7 +673,10 @@ def main() -> None:
         ),
         "root": lambda: root_rows(rounds),
         "least_squares": lambda: (least_squares_rows(rounds), many_parameter_rows(rounds)),
-        "ode": lambda: ode_rows(rounds, ("BDF",) if quick else ("BDF", "Radau"), not quick),
+        "ode": lambda: (
+            ode_rows(rounds, ("BDF",) if quick else ("BDF", "Radau"), not quick),
+            None if quick else reaction_rows(rounds),
+        ),
     }
     for name, run in rows.items():
         if options.only in (None, name):

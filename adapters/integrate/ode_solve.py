@@ -121,8 +121,12 @@ class OdeSolve(jb.Adapter):
             and 1.4e-10); BDF on Robertson (four output times, ``atol = 1e-4 rtol``) in ``θ``
             at 1e-6 and 1e-8: 2.2e-6 and 5.0e-8 (the adjoint 2.9e-5 and 3.2e-7, forward
             sensitivities 7.0e-7 and 1.7e-8), in ``y0`` 5.7e-10 and 1.8e-11 (2.5e-9 and
-            3.2e-11). For BDF it is the faster and the more accurate choice. LSODA and
-            DOP853 have no steps of this kind: a ``ValueError``.
+            3.2e-11). For BDF it is the faster and the more accurate choice where the rhs
+            has a ``jacobian`` hook: on a reaction-diffusion system of 40 unknowns (rtol
+            1e-6) 1.5-2.1x against the adjoint's 4.3-4.9x, the ``θ`` gradient 3.0e-7 off
+            against 5.0e-5. Without the hook each step's Jacobian is ``n`` backward calls:
+            5.9-6.9x there, the adjoint 4.8-5.3x. LSODA and DOP853 have no steps of this
+            kind: a ``ValueError``.
         on_failure: ``"raise"`` (the default): a solve that does not reach the last time
             (SciPy's status, e.g. "Required step size is less than spacing between
             numbers"), one that overflows, and non-finite ``y0``, ``theta`` or ``ts`` are
