@@ -34,9 +34,9 @@ def differences(monkeypatch):
     seen: list[bool] = []
     original = functions.derivative_columns
 
-    def recorded(x, base, first, box, rough, firsts=None):
+    def recorded(x, size, base, first, box, rough, firsts=None):
         seen.append(rough)
-        return original(x, base, first, box, rough, firsts)
+        return original(x, size, base, first, box, rough, firsts)
 
     monkeypatch.setattr(functions, "derivative_columns", recorded)
     return seen

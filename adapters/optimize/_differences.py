@@ -6,6 +6,7 @@ instead of a dozen per column). Host code only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -29,16 +30,18 @@ steps, which need only converge, at 2 evaluations per ``x_j`` instead of 4 to 24
 
 def derivative_columns(
     x: np.ndarray,
-    base: np.ndarray,
+    size: int,
+    base: Callable[[], np.ndarray],
     first: Callable[[np.ndarray], np.ndarray],
     box: tuple[np.ndarray, np.ndarray] | None,
     rough: bool,
     firsts: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> np.ndarray:
     """``∂d/∂x_j`` for every ``j``, as the columns of a (size, n) array, where ``d(x)`` is a
-    flat vector of first derivatives, ``base`` its value at ``x``, ``first(point)`` its
-    value at a point, and ``firsts(points)``, where one call can take many, its values at a
-    stack of points (one row each).
+    flat vector of ``size`` first derivatives, ``base()`` its value at ``x`` (asked for at
+    most once, and only by a one-sided difference), ``first(point)`` its value at a point,
+    and ``firsts(points)``, where one call can take many, its values at a stack of points
+    (one row each).
 
     Each column by Ridders' method: differences with steps ``h``, ``h / 2``, ``h / 4``, ...,
     from ``h = FD_STEP * max(1, |x_j|)``, extrapolated to step 0 (Neville's tableau),
@@ -63,18 +66,19 @@ def derivative_columns(
         central = ~near  # as unbounded)
         h = np.where(near, np.minimum(h, np.maximum(below, above)), h)
         step = np.where(near & (above < below), -h, h)
+    base = functools.cache(base)
     if firsts is not None:
-        return _together(x, base, firsts, step, central, rough)
+        return _together(x, size, base, firsts, step, central, rough)
     columns = [
         _column(x, j, base, first, float(step[j]), bool(central[j]), rough) for j in range(n)
     ]
-    return np.stack(columns, axis=-1) if columns else np.zeros((base.size, 0))
+    return np.stack(columns, axis=-1) if columns else np.zeros((size, 0))
 
 
 def _column(
     x: np.ndarray,
     j: int,
-    base: np.ndarray,
+    base: Callable[[], np.ndarray],
     first: Callable[[np.ndarray], np.ndarray],
     step: float,
     central: bool,
@@ -86,7 +90,7 @@ def _column(
         moved = x.copy()
         moved[j] += step
         if not central:
-            return (first(moved) - base) / step
+            return (first(moved) - base()) / step
         plus = first(moved)
         moved[j] = x[j] - step
         return (plus - first(moved)) / (2 * step)
@@ -114,7 +118,8 @@ def _column(
 
 def _together(
     x: np.ndarray,
-    base: np.ndarray,
+    size: int,
+    base: Callable[[], np.ndarray],
     firsts: Callable[[np.ndarray], np.ndarray],
     step: np.ndarray,
     central: np.ndarray,
@@ -125,9 +130,9 @@ def _together(
     n = x.shape[-1]
     step = step.copy()
     ratio = np.where(central, 4.0, 2.0)[:, None]
-    best, error = np.empty((n, base.size)), np.full(n, np.inf)
+    best, error = np.empty((n, size)), np.full(n, np.inf)
     active = np.arange(n)
-    rows = np.zeros((0, n, base.size))  # the active columns' last row of the tableau
+    rows = np.zeros((0, n, size))  # the active columns' last row of the tableau
     for _ in range(1 if rough else RIDDERS_STEPS):
         if not active.size:
             break
@@ -161,22 +166,24 @@ def _together(
 
 def _differences(
     x: np.ndarray,
-    base: np.ndarray,
+    base: Callable[[], np.ndarray],
     firsts: Callable[[np.ndarray], np.ndarray],
     columns: np.ndarray,
     step: np.ndarray,
     central: np.ndarray,
 ) -> np.ndarray:
     """One difference per column in ``columns`` (rows): from the points ``x ± step e_j``
-    (central), or ``x + step e_j`` and ``base`` (one-sided)."""
+    (central), or ``x + step e_j`` and ``base()`` (one-sided)."""
     k = len(columns)
     twice = columns[central]
     points = np.repeat(x[None], k + len(twice), axis=0)
     offsets = np.concatenate([step, -step[central]])
     points[np.arange(len(points)), np.concatenate([columns, twice])] += offsets
     values = firsts(points)
-    other = np.repeat(base[None], k, axis=0)
+    other = np.empty_like(values[:k])
     other[central] = values[k:]
+    if not central.all():
+        other[~central] = base()
     return (values[:k] - other) / np.where(central, 2 * step, step)[:, None]
 
 

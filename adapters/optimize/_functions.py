@@ -265,8 +265,11 @@ class HostFunction:
                 hxx = np.tensordot(w, hxx, 1)
                 hxt = None if hxt is None else np.tensordot(w, hxt, 1)
             return hxx, hxt
-        at_x = self._first(x, parameters)
-        sizes = [d.size for d in at_x]
+        n, p = x.shape[-1], self.theta.shape[-1]
+        # the first derivatives' shapes, (n,) and (p,) for a scalar function (what
+        # ``_first`` gives), (m, n) and (m, p) for a vector one
+        lead = () if self._pulled or self._weights is not None else (self.size(x),)
+        size = int(np.prod(lead)) * (n + p if parameters else n)
 
         def first(point: np.ndarray) -> np.ndarray:
             return np.concatenate([d.ravel() for d in self._first(point, parameters)])
@@ -276,14 +279,16 @@ class HostFunction:
 
         # a batch of points in one call, where one backward call gives a point's derivatives
         batched = self.adapter.vectorized and self._pulled
-        base = np.concatenate([d.ravel() for d in at_x])
-        stacked = derivative_columns(x, base, first, self.box, rough, firsts if batched else None)
+        stacked = derivative_columns(
+            x, size, lambda: first(x), first, self.box, rough, firsts if batched else None
+        )
         # column j holds ∂/∂x_j of the first derivatives: of ∂f/∂x (.., n) and ∂f/∂θ (.., p)
-        hxx = stacked[: sizes[0]].reshape(*at_x[0].shape, x.shape[-1])
+        cut = int(np.prod(lead)) * n
+        hxx = stacked[:cut].reshape(*lead, n, n)
         hxx = (hxx + np.swapaxes(hxx, -1, -2)) / 2
         if not parameters:
             return hxx, None
-        hxt = np.swapaxes(stacked[sizes[0] :].reshape(*at_x[1].shape, x.shape[-1]), -1, -2)
+        hxt = np.swapaxes(stacked[cut:].reshape(*lead, p, n), -1, -2)
         return hxx, hxt
 
 
