@@ -13,6 +13,7 @@ from _optimize_problems import (
     InBall,
     Kepler,
     PlainRosenbrock,
+    SumToOne,
     TargetDistance,
 )
 
@@ -157,3 +158,16 @@ def test_the_chord_matrix_serves_the_checks_only_where_z_barely_moved(difference
     loose = Minimize(PlainRosenbrock(), options=(("gtol", 1e-6), ("ftol", 1e-10)))
     loose.forward(*args, residuals=False)
     assert differences == [True, True]
+
+
+def test_a_constrained_minimum_in_doubt_is_decided_by_the_accurate_hessian(differences):
+    """The Hessian of the Lagrangian on the constraint's null space, relative 2e-9: between
+    the thresholds, so the accurate one decides (and passes), as in a differentiated call."""
+    objective = type("Q", (Quadratic,), {"curvatures": (1e-9, 1e-9)})()
+    solver = MinimizeConstrained(objective, eq=SumToOne())
+    args = (np.array([0.5, 0.5]), np.array([0.8, 0.6]))
+    x = solver.forward(*args)[0]
+    np.testing.assert_allclose(x, [0.6, 0.4], rtol=1e-9)
+    differences.clear()
+    np.testing.assert_array_equal(solver.forward(*args, residuals=False), x)
+    assert differences and not all(differences)
