@@ -126,8 +126,7 @@ class OdeSolve(jb.Adapter):
             1e-6) 1.5-2.1x against the adjoint's 4.3-4.9x, the ``θ`` gradient 3.0e-7 off
             against 5.0e-5. Without the hook each step's Jacobian is ``n`` backward calls
             (one batched call for a ``vectorized`` rhs): 5.9-6.9x there, the adjoint
-            4.8-5.3x. LSODA and DOP853 have no steps of this
-            kind: a ``ValueError``.
+            4.8-5.3x. LSODA and DOP853 have no steps of this kind: a ``ValueError``.
         on_failure: ``"raise"`` (the default): a solve that does not reach the last time
             (SciPy's status, e.g. "Required step size is less than spacing between
             numbers"), one that overflows, and non-finite ``y0``, ``theta`` or ``ts`` are

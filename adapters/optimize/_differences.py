@@ -57,15 +57,13 @@ def derivative_columns(
     scalars, which costs less than whole-array work on a handful of columns.
     """
     n = x.shape[-1]
-    h = (ROUGH_STEP if rough else FD_STEP) * np.maximum(1.0, np.abs(x))
+    h = _first_step(x, rough)
     step = h  # the first point's offset: h (central), or ±h into the box
-    central = np.ones(n, bool)
+    central = ~one_sided(x, box, rough)
     if box is not None:
         below, above = x - box[0], box[1] - x
-        near = (np.minimum(below, above) < h) & (np.maximum(below, above) > 0)  # (no room:
-        central = ~near  # as unbounded)
-        h = np.where(near, np.minimum(h, np.maximum(below, above)), h)
-        step = np.where(near & (above < below), -h, h)
+        h = np.where(central, h, np.minimum(h, np.maximum(below, above)))
+        step = np.where(~central & (above < below), -h, h)
     base = functools.cache(base)
     if firsts is not None:
         return _together(x, size, base, firsts, step, central, rough)
@@ -73,6 +71,20 @@ def derivative_columns(
         _column(x, j, base, first, float(step[j]), bool(central[j]), rough) for j in range(n)
     ]
     return np.stack(columns, axis=-1) if columns else np.zeros((size, 0))
+
+
+def one_sided(x: np.ndarray, box: tuple[np.ndarray, np.ndarray] | None, rough: bool) -> np.ndarray:
+    """Which columns ``derivative_columns`` differences one-sided: those whose ``x_j`` is
+    within the first step of a bound of the ``box`` (and has room on the other side; with
+    none, as unbounded)."""
+    if box is None:
+        return np.zeros(x.shape[-1], bool)
+    below, above = x - box[0], box[1] - x
+    return (np.minimum(below, above) < _first_step(x, rough)) & (np.maximum(below, above) > 0)
+
+
+def _first_step(x: np.ndarray, rough: bool) -> np.ndarray:
+    return (ROUGH_STEP if rough else FD_STEP) * np.maximum(1.0, np.abs(x))
 
 
 def _column(

@@ -256,23 +256,29 @@ def require_strict_minimum(
     z: np.ndarray,
     jz: np.ndarray,
     jq: np.ndarray | None,
-    part: Callable[[np.ndarray], np.ndarray],
     what: str,
     verdict: str,
+    part: Callable[[np.ndarray], np.ndarray] | None = None,
     screen: bool = True,
 ) -> None:
-    """A strict local minimum at the settled ``z``: ``part(J_z)`` (symmetric) positive
-    definite, else ``OptimizeError``. ``J_z`` is ``settle``'s: where it is the rough one (no
-    ``J_q``), a smallest eigenvalue above ``SCREEN`` relative decides; below, the accurate
-    ``J_z`` decides as in a differentiated call, its conditioning checked first as ``settle``
-    would have. ``screen=False``: the rough ``J_z`` is not to be trusted that far (one-sided
-    differences at a bound), so the accurate one decides."""
+    """A strict local minimum at the settled ``z``: ``part(J_z)`` (symmetric; ``J_z`` itself
+    by default) positive definite, else ``OptimizeError``. ``J_z`` is ``settle``'s: where it
+    is the rough one (no ``J_q``), a smallest eigenvalue above ``SCREEN`` relative decides;
+    below, the accurate ``J_z`` decides as in a differentiated call, its conditioning
+    checked first as ``settle`` would have. ``screen=False``: the rough ``J_z`` is not to be
+    trusted that far (one-sided differences at a bound), so the accurate one decides."""
+    if part is None:
+        part = _whole
     if jq is None:
         if screen and _eigenvalues(part(jz))[0] >= SCREEN:
             return
         jz = system.linearize(z)[1]
         _require_isolated(jz, verdict)
     require_positive_definite(part(jz), what)
+
+
+def _whole(matrix: np.ndarray) -> np.ndarray:
+    return matrix
 
 
 def _eigenvalues(h: np.ndarray) -> tuple[float, float, float]:

@@ -128,7 +128,7 @@ def solve_kkt(
         return basis.T @ jz[:n, :n] @ basis
 
     what = "the Hessian of the Lagrangian on the active constraints"
-    require_strict_minimum(system, z, jz, jq, reduced, what, verdict)
+    require_strict_minimum(system, z, jz, jq, what, verdict, part=reduced)
     return x, jz, jq
 
 

@@ -11,7 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ._differences import ROUGH_STEP
+from ._differences import one_sided
 from ._implicit import (
     MULTIPLIER,
     NEAR,
@@ -99,7 +99,7 @@ def solve_box(
     scale = max(1.0, float(np.max(np.abs(f.gradient_x(x0)), initial=0.0)))
     if bounds is None:
         x, _, jz, jq = settle(system, x, scale, verdict, success, derivatives=derivatives)
-        require_strict_minimum(system, x, jz, jq, _whole, "the Hessian", verdict)
+        require_strict_minimum(system, x, jz, jq, "the Hessian", verdict)
         return x, jz, jq
     lower, upper = bounds
     x = np.clip(x, lower, upper)
@@ -136,21 +136,16 @@ def solve_box(
             f"with a zero multiplier (∂f/∂x = {g[i]:.1e}), so the solution map has a kink "
             "there and no derivative"
         )
-    # a rough Hessian's column is one-sided, and much less accurate, within its step of a bound
-    step = ROUGH_STEP * np.maximum(1.0, np.abs(x))
-    sided = ~held & ((x - lower < step) | (upper - x < step))
+    # a rough Hessian's one-sided columns (near a bound) are much less accurate
+    sided = ~held & one_sided(x, bounds, rough=True)
     require_strict_minimum(
         system,
         x,
         jz,
         jq,
-        lambda jz: jz[np.ix_(~held, ~held)],
         "the Hessian on the free variables",
         verdict,
+        part=lambda jz: jz[np.ix_(~held, ~held)],
         screen=not sided.any(),
     )
     return x, jz, jq
-
-
-def _whole(matrix: np.ndarray) -> np.ndarray:
-    return matrix

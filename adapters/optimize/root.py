@@ -70,7 +70,7 @@ class Root(ImplicitSolver):
         scale = max(1.0, float(np.max(np.abs(fun(x0)))))
         verdict = outcome("root", self.method, result)
         x = np.asarray(result.x, np.float64)
-        x, _, jx, jt = settle(system, x, scale, verdict, result.success, True, derivatives)
+        x, _, jx, jt = settle(system, x, scale, verdict, result.success, derivatives=derivatives)
         return x, jx, jt
 
 
