@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.integrate
@@ -20,6 +20,7 @@ import scipy.sparse
 import jaxbridge as jb
 
 from ._bdf import BdfSteps
+from ._dense import Interpolant
 from ._host_calls import HostFunction, failure
 from ._lapack import solver_class
 from ._steps import Steps, recorder, through_steps_jvp, through_steps_vjp
@@ -157,29 +158,9 @@ def integrate(
     return values, Interpolant(sol.sol, start, sign) if dense else None
 
 
-Trajectory = Union["Interpolant", Steps, BdfSteps]
+Trajectory = Interpolant | Steps | BdfSteps
 """What the derivatives need of a solve between its output times: its dense output, or
 its steps (``sensitivity="steps"``)."""
-
-
-class Interpolant:
-    """A solve's dense output as a function of ``t`` (the solver ran in ``|t - start|``).
-
-    The last few values are remembered: an implicit method's Newton iterations ask for
-    the same times again (Radau: each of its three stages per iteration).
-    """
-
-    def __init__(self, solution: Any, start: float, sign: float) -> None:
-        self.solution, self.start, self.sign = solution, start, sign
-        self._recent: dict[float, np.ndarray] = {}
-
-    def __call__(self, t: float) -> np.ndarray:
-        y = self._recent.get(t)
-        if y is None:
-            if len(self._recent) >= 8:
-                self._recent.clear()
-            y = self._recent[t] = self.solution(self.sign * (t - self.start))
-        return y
 
 
 _UNCONTROLLED = 1e300  # an absolute tolerance that no error reaches: no error control
