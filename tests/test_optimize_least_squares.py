@@ -163,8 +163,8 @@ def test_many_parameters_gradient_by_hand():
 
 def test_value_builds_whole_jacobians_only_for_scipy_and_the_solution():
     """Without hooks a whole Jacobian is one backward call per residual: SciPy's iterations
-    need one each, the refinement one at SciPy's answer and the checks one at the solution.
-    Second derivatives come from one backward call (cotangent ``r``) per difference point,
+    need one each and the checks one at the refined solution; at SciPy's answer its own last
+    one serves again (remembered, not recomputed). Second derivatives come from one backward call (cotangent ``r``) per difference point,
     never from whole Jacobians there."""
     residual = _TwiceMeasured()
     data = _twice_measured_data()
@@ -182,7 +182,7 @@ def test_value_builds_whole_jacobians_only_for_scipy_and_the_solution():
         x = LeastSquares(residual)(jnp.asarray(x0), jnp.asarray(data))
     # the same run of SciPy: its answer (stopped by its step size) then refined
     np.testing.assert_allclose(x, direct.x, rtol=1e-5)
-    assert residual.full[0] == direct.njev + 2
+    assert residual.full[0] == direct.njev + 1
     # x comes once, broadcast against the cotangents: e^{-k t} is computed once per call
     assert residual.batches == {(1,)}
 
