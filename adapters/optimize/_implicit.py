@@ -143,16 +143,16 @@ def settle(
             f"{verdict}, {what} misses the optimality conditions by {size:.2e} (max norm; "
             f"allowed {LOOSE * scale:.1e})"
         )
-    answer, rough = z, None
-    if _norm(f) != 0:
+    answer, rough, factors = z, None, None
+    if size != 0:
         rough = system.rough_jacobian(z)
-        z, f = _chord(system, z, f, rough)
+        z, f, factors = _chord(system, z, f, rough)
     if not derivatives and _norm(f) <= TIGHT * scale:
-        # the chord's matrix serves where the steps moved z by less than the difference's
-        # own error (relative ROUGH_STEP², about 4e-11)
+        # the chord's matrix (and its factors) serve where the steps moved z by less than
+        # the difference's own error (relative ROUGH_STEP², about 4e-11)
         if rough is None or _norm((z - answer) / np.maximum(1.0, np.abs(z))) > ROUGH_STEP**2:
-            rough = system.rough_jacobian(z)
-        if reciprocal_condition(rough) >= SCREEN:
+            rough, factors = system.rough_jacobian(z), None
+        if reciprocal_condition(rough, factors) >= SCREEN:
             return z, f, rough, None
     f, jz, jq = system.linearize(z)
     if not _norm(f) <= TIGHT * scale:  # Newton proper, where the rough steps fell short
@@ -211,12 +211,13 @@ def settle_active_set(
 
 def _chord(
     system: System, z: np.ndarray, f: np.ndarray, matrix: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """Up to ``REFINEMENTS`` steps ``z - matrix⁻¹ F(z)`` from ``z`` (where ``F`` is ``f``),
-    while each reduces ``|F|``; ``matrix`` is factorised once. Returns the last ``(z, F(z))``."""
-    factors = None
+    while each reduces ``|F|``; ``matrix`` is factorised once. Returns the last ``(z,
+    F(z))`` and the LU factors of ``matrix`` (None where none were computed)."""
+    factors, size = None, _norm(f)
     for _ in range(REFINEMENTS):
-        if _norm(f) == 0:
+        if size == 0:
             break
         if factors is None:
             if not np.isfinite(matrix).all():
@@ -228,10 +229,11 @@ def _chord(
         step = _getrs(*factors, f)[0]
         candidate = z - step
         moved = system.residual(candidate)
-        if not _norm(moved) < _norm(f):
+        moved_size = _norm(moved)
+        if not moved_size < size:
             break
-        z, f = candidate, moved
-    return z, f
+        z, f, size = candidate, moved, moved_size
+    return z, f, factors
 
 
 _getrf, _getrs, _gecon, _lange = scipy.linalg.get_lapack_funcs(
@@ -239,15 +241,21 @@ _getrf, _getrs, _gecon, _lange = scipy.linalg.get_lapack_funcs(
 )
 
 
-def reciprocal_condition(a: np.ndarray) -> float:
-    """Of a float64 matrix, in the 1-norm; 0 for a singular or non-finite one."""
+def reciprocal_condition(
+    a: np.ndarray, factors: tuple[np.ndarray, np.ndarray] | None = None
+) -> float:
+    """Of a float64 matrix, in the 1-norm; 0 for a singular or non-finite one. ``factors``:
+    its LU factors (``getrf``'s) where they are at hand."""
     if a.size == 0:
         return 1.0
-    if not np.isfinite(a).all():
-        return 0.0
-    lu, _, info = _getrf(a)
-    if info > 0:
-        return 0.0
+    if factors is not None:
+        lu = factors[0]
+    else:
+        if not np.isfinite(a).all():
+            return 0.0
+        lu, _, info = _getrf(a)
+        if info > 0:
+            return 0.0
     return float(_gecon(lu, _lange("1", a), norm="1")[0])
 
 
