@@ -107,9 +107,11 @@ def integrate(
                 f"needed more than max_evaluations = {settings.max_evaluations} "
                 "evaluations of the derivative",
             )
-        dz = sign * fun(t, z)  # (a new array: SciPy keeps some, the rhs may reuse its own)
-        # a finite sum has finite terms, and is quicker to take than isfinite per entry
-        if not (math.isfinite(dz.sum()) or np.isfinite(dz).all()):
+        dz = fun(t, z)  # a new array below: SciPy keeps some, the rhs may reuse its own
+        dz = dz.copy() if sign > 0 else -dz
+        # a finite sum of squares has finite terms, and is quicker to take than isfinite
+        # per entry (one that overflows is looked at entry by entry)
+        if not (math.isfinite(np.dot(dz, dz)) or np.isfinite(dz).all()):
             raise _Stop(t, "met a non-finite derivative (NaN or inf)")
         return dz
 
@@ -203,7 +205,7 @@ class Dynamics:
         return np.asarray(t, np.float64), np.asarray(y, np.float64), self.theta
 
     def f(self, t: float, y: np.ndarray) -> np.ndarray:
-        return self.host.value(*self.args(t, y))
+        return self.host.value(np.asarray(t, np.float64), np.asarray(y, np.float64), self.theta)
 
     def jacobians(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(∂f/∂y, ∂f/∂θ)``, from ``n`` backward calls."""
