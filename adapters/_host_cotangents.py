@@ -53,6 +53,8 @@ def cotangent(
     (``who`` names the adapter in errors)."""
     if _ready(value, shape):
         return value  # before any message is written: called at every solver step
+    if value is None:  # a symbolic zero (an ODE rhs's for its time, at every step)
+        return np.zeros(shape)
     name = arg_names(type(adapter))[index]
     return checked(f"{who}.backward", f"the cotangent of '{name}'", value, shape, stacked)
 

@@ -54,6 +54,7 @@ class HostFunction:
         self.shape = shape
         self.size = int(np.prod(shape))
         self._who = f"{role} {type(adapter).__name__}"  # names it in errors
+        self._has: set[str] = set()  # the host methods found defined
 
     def _res(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         return (*args, *_outputs(self.adapter.forward(*args)))
@@ -71,8 +72,10 @@ class HostFunction:
         return out
 
     def _needs(self, method: str, purpose: str) -> None:
-        if not overrides(self.adapter, method):
-            raise TypeError(f"{self._who} defines no host `{method}`, which {purpose} needs.")
+        if method not in self._has:
+            if not overrides(self.adapter, method):
+                raise TypeError(f"{self._who} defines no host `{method}`, which {purpose} needs.")
+            self._has.add(method)  # (asked at every step of an adjoint)
 
     def vjp(
         self, args: Sequence[np.ndarray], g: np.ndarray, value: np.ndarray | None = None
