@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import scipy.optimize
 
+from ._bfgs import minimize_bfgs
 from ._functions import HostFunction
 from ._lbfgsb import minimize_lbfgsb
 
@@ -46,8 +47,13 @@ def run_minimize(
 ) -> Any:
     hess = f.second_x if method in USES_HESSIAN else None
     given = {**defaults(method, tol), **dict(options)}
+    # SciPy's algorithm without its per-evaluation wrapper, where that gives its result
     if method == "L-BFGS-B" and not constraints:
         result = minimize_lbfgsb(f.value_and_gradient, x0, bounds, tol, given)
+        if result is not None:
+            return result
+    if method == "BFGS" and bounds is None and not constraints:
+        result = minimize_bfgs(f.value_and_gradient, x0, tol, given)
         if result is not None:
             return result
     return scipy.optimize.minimize(
