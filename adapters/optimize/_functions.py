@@ -136,17 +136,16 @@ class HostFunction:
             )
         if k == 1:  # (a scalar objective's gradient: SciPy asks for it at every step)
             own = gs is _ONE  # (not a contracted function's: its weights vary)
-            known = self._recent.get(x, "gradient") if own else None
-            if known is not None and (known[1] is not None or not parameters):
-                gx, gt = known
-                return out, gx[None].copy(), gt[None].copy() if parameters else None
+            known = self._recent.get(x, "gradient") if own and not parameters else None
+            if known is not None:
+                return out, known[None].copy(), None
             gx, gt = self.adapter.backward((x, self.theta, out, *extras), gs[0])[:2]
             if not _exactly(gx, n):
                 gx = cotangent(self.name, self.adapter, 0, gx, (n,))
             if parameters and not _exactly(gt, p):
                 gt = cotangent(self.name, self.adapter, 1, gt, (p,))
             if own:
-                self._recent.put(x, "gradient", (gx.copy(), gt.copy() if parameters else None))
+                self._recent.put(x, "gradient", gx.copy())
             return out, gx[None], gt[None] if parameters else None
         gxs, gts = np.empty((k, n)), np.empty((k, p)) if parameters else None
         for i, g in enumerate(gs):
@@ -188,10 +187,9 @@ class HostFunction:
         """``(F or None, ∂F/∂x, ∂F/∂θ or None)``: ``F`` where it came for free (from the
         forward call that ``backward`` needs), ``∂F/∂θ`` with ``parameters``."""
         x = np.asarray(x, np.float64)
-        known = self._recent.get(x, "jacobian")
-        if known is not None and (known[1] is not None or not parameters):
-            jx, jt = known
-            return None, jx.copy(), jt.copy() if parameters else None
+        known = None if parameters else self._recent.get(x, "jacobian")
+        if known is not None:
+            return None, known.copy(), None
         hook: Any = getattr(self.adapter, "jacobian", None)
         if callable(hook):
             m, n, p = self.size(x), x.shape[-1], self.theta.shape[-1]
@@ -201,7 +199,7 @@ class HostFunction:
             jt = self._hooked("jacobian", jt, (m, p)) if parameters else None
         else:
             out, jx, jt = self._pullbacks(x, np.eye(self.size(x)), parameters)
-        self._recent.put(x, "jacobian", (jx.copy(), None if jt is None else jt.copy()))
+        self._recent.put(x, "jacobian", jx.copy())
         return out, jx, jt
 
     @property
@@ -315,10 +313,11 @@ class HostFunction:
 
 class Recent:
     """What the user's methods gave at the first point asked about and at the last two
-    (``forward``'s outputs, the Jacobian, a scalar's gradient), by the point's bytes: SciPy
-    starts at ``x0`` and ends at its answer, where the checks ask again. (The bridge's
-    methods are pure functions of their arguments.) Kept as copies, so that a caller may
-    change what it is given."""
+    (``forward``'s outputs, the derivatives in ``x``: a Jacobian, a scalar's gradient), by
+    the point's bytes: SciPy starts at ``x0`` and ends at its answer, where the checks ask
+    again. (The bridge's methods are pure functions of their arguments.) Kept as copies,
+    so that a caller may change what it is given. Derivatives in ``theta`` are asked for
+    once, at the solution, and not kept."""
 
     def __init__(self) -> None:
         self._first: tuple[bytes, dict[str, Any]] | None = None
