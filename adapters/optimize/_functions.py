@@ -89,10 +89,15 @@ class HostFunction:
         """The cotangent whose pullback is the gradient of a scalar function."""
         return _ONE if self._weights is None else self._weights[None]
 
-    def _forward(self, x: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
-        known = self._recent.get(x, "forward")
-        if known is not None:
-            out, extras = known
+    def _forward(
+        self, x: np.ndarray, known: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """``forward``'s output and residuals at ``x``; ``known``: what ``Recent`` has there,
+        where the caller has looked it up already."""
+        if known is None:
+            known = self._recent.at(x)
+        if "forward" in known:
+            out, extras = known["forward"]
             out = out.copy()
         else:
             result = self.adapter.forward(x, self.theta)
@@ -101,7 +106,7 @@ class HostFunction:
             else:
                 out = np.asarray(result[0], np.float64)
                 extras = tuple(map(np.asarray, result[1:]))
-            self._recent.put(x, "forward", (out.copy(), extras))
+            known["forward"] = (out.copy(), extras)
         self._size = out.shape[-1] if out.ndim else 1
         return out, extras
 
@@ -122,7 +127,8 @@ class HostFunction:
         (else None: the user's ``backward`` still computes them, but no (k, p) array is
         checked or stacked; SciPy's iterations need only the gradients in ``x``)."""
         x = np.asarray(x, np.float64)
-        out, extras = self._forward(x)
+        known = self._recent.at(x)
+        out, extras = self._forward(x, known)
         k, n, p = len(gs), x.shape[-1], self.theta.shape[-1]
         if self.adapter.vectorized:
             # one batch element, broadcast against the k cotangents (a gufunc's size-1 axis):
@@ -136,16 +142,15 @@ class HostFunction:
             )
         if k == 1:  # (a scalar objective's gradient: SciPy asks for it at every step)
             own = gs is _ONE  # (not a contracted function's: its weights vary)
-            known = self._recent.get(x, "gradient") if own and not parameters else None
-            if known is not None:
-                return out, known[None].copy(), None
+            if own and not parameters and "gradient" in known:
+                return out, known["gradient"][None].copy(), None
             gx, gt = self.adapter.backward((x, self.theta, out, *extras), gs[0])[:2]
             if not _exactly(gx, n):
                 gx = cotangent(self.name, self.adapter, 0, gx, (n,))
             if parameters and not _exactly(gt, p):
                 gt = cotangent(self.name, self.adapter, 1, gt, (p,))
             if own:
-                self._recent.put(x, "gradient", gx.copy())
+                known["gradient"] = gx.copy()
             return out, gx[None], gt[None] if parameters else None
         gxs, gts = np.empty((k, n)), np.empty((k, p)) if parameters else None
         for i, g in enumerate(gs):
@@ -187,9 +192,9 @@ class HostFunction:
         """``(F or None, ∂F/∂x, ∂F/∂θ or None)``: ``F`` where it came for free (from the
         forward call that ``backward`` needs), ``∂F/∂θ`` with ``parameters``."""
         x = np.asarray(x, np.float64)
-        known = None if parameters else self._recent.get(x, "jacobian")
-        if known is not None:
-            return None, known.copy(), None
+        known = self._recent.at(x)
+        if not parameters and "jacobian" in known:
+            return None, known["jacobian"].copy(), None
         hook: Any = getattr(self.adapter, "jacobian", None)
         if callable(hook):
             m, n, p = self.size(x), x.shape[-1], self.theta.shape[-1]
@@ -199,7 +204,7 @@ class HostFunction:
             jt = self._hooked("jacobian", jt, (m, p)) if parameters else None
         else:
             out, jx, jt = self._pullbacks(x, np.eye(self.size(x)), parameters)
-        self._recent.put(x, "jacobian", jx.copy())
+        known["jacobian"] = jx.copy()
         return out, jx, jt
 
     @property
@@ -323,27 +328,20 @@ class Recent:
         self._first: tuple[bytes, dict[str, Any]] | None = None
         self._last: dict[bytes, dict[str, Any]] = {}
 
-    def _entry(self, x: np.ndarray) -> dict[str, Any] | None:
+    def at(self, x: np.ndarray) -> dict[str, Any]:
+        """What is kept at ``x`` (``"forward"``, ``"jacobian"``, ``"gradient"``), to read and
+        to add to: a new point takes the place of the oldest of the last two."""
         key = x.tobytes()
-        if self._first is not None and self._first[0] == key:
+        if self._first is None:
+            self._first = (key, {})
+        if self._first[0] == key:
             return self._first[1]
-        return self._last.get(key)
-
-    def get(self, x: np.ndarray, what: str) -> Any:
-        entry = self._entry(x)
-        return None if entry is None else entry.get(what)
-
-    def put(self, x: np.ndarray, what: str, value: Any) -> None:
-        entry = self._entry(x)
+        entry = self._last.get(key)
         if entry is None:
-            entry = {}
-            if self._first is None:
-                self._first = (x.tobytes(), entry)
-            else:
-                self._last[x.tobytes()] = entry
-                if len(self._last) > 2:  # (dicts keep their order: the oldest goes)
-                    del self._last[next(iter(self._last))]
-        entry[what] = value
+            entry = self._last[key] = {}
+            if len(self._last) > 2:  # (dicts keep their order: the oldest goes)
+                del self._last[next(iter(self._last))]
+        return entry
 
 
 _ONE = np.ones((1,))  # the cotangent of a scalar objective
