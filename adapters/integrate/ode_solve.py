@@ -97,8 +97,8 @@ class OdeSolve(jb.Adapter):
             and the forward mode are then products with them, no further solves, and exact
             transposes of each other. A call that is not differentiated solves for ``y``
             alone, and the outputs are that solve's in both cases. Measured (``value_and_grad``
-            against the value, Robertson): BDF 2.3-3.7x by the adjoint, 4.2-5.8x by
-            forward sensitivities (Radau 3.7-4.5x and 7.3-11x): the adjoint stays the
+            against the value, Robertson): BDF 3.0-3.3x by the adjoint, 5.3-6.0x by
+            forward sensitivities (Radau 4.0-4.1x and 8.2-8.6x): the adjoint stays the
             default, the forward sensitivities are the accurate choice (above), and for
             BDF and Radau the steps (below) are the fast one.
             ``"steps"`` (RK23, RK45, Radau and BDF): a call that is differentiated keeps the
@@ -112,8 +112,8 @@ class OdeSolve(jb.Adapter):
             its corrector solved exactly), the forward mode its exact transpose, and its
             error against the true gradient the solve's own size. Measured
             (``value_and_grad`` against the value): RK45 on Lotka-Volterra at ``rtol=1e-8``
-            2.2-2.7x (the adjoint 4.7-5.2x), Radau on Robertson 1.5-2.3x (the adjoint
-            3.7-4.5x), BDF on Robertson 1.1-1.7x (the adjoint 2.3-3.7x). The error against
+            2.6-2.9x (the adjoint 4.2-5.1x), Radau on Robertson 2.0-2.1x (the adjoint
+            4.0-4.1x), BDF on Robertson 1.4-1.6x (the adjoint 3.0-3.3x). The error against
             tight references, median of 6 losses: RK45 at ``rtol`` 1e-6, 1e-8, 1e-10:
             1.1e-5, 4.5e-8, 3.6e-10 (the adjoint 3.2e-5, 1.4e-7, 6.8e-10); RK23 7.7e-5,
             7.8e-7, 8.0e-9 (4.8e-5, 5.1e-7, 5.0e-9); Radau on Robertson in ``θ`` at 1e-6
@@ -123,10 +123,10 @@ class OdeSolve(jb.Adapter):
             sensitivities 7.0e-7 and 1.7e-8), in ``y0`` 5.7e-10 and 1.8e-11 (2.5e-9 and
             3.2e-11). For BDF it is the faster and the more accurate choice where the rhs
             has a ``jacobian`` hook: on a reaction-diffusion system of 40 unknowns (rtol
-            1e-6) 1.5-2.1x against the adjoint's 4.3-4.9x, the ``θ`` gradient 3.0e-7 off
+            1e-6) 1.95-2.02x against the adjoint's 4.9-5.5x, the ``θ`` gradient 3.0e-7 off
             against 5.0e-5. Without the hook each step's Jacobian is ``n`` backward calls
-            (one batched call for a ``vectorized`` rhs): 5.9-6.9x there, the adjoint
-            4.8-5.3x. LSODA and DOP853 have no steps of this kind: a ``ValueError``.
+            (one batched call for a ``vectorized`` rhs): 8.4-8.8x there, the adjoint
+            5.4-6.1x. LSODA and DOP853 have no steps of this kind: a ``ValueError``.
         on_failure: ``"raise"`` (the default): a solve that does not reach the last time
             (SciPy's status, e.g. "Required step size is less than spacing between
             numbers"), one that overflows, and non-finite ``y0``, ``theta`` or ``ts`` are

@@ -48,8 +48,10 @@ class Minimize(ImplicitSolver):
     from one central difference per ``x_j`` (about 1e-10 relative) against thresholds a
     million times stricter, and computes the accurate one only where those leave a doubt:
     the same ``x``, and the same verdicts unless the differences are off by about 1e-6.
-    L-BFGS-B runs SciPy's own routine without ``scipy.optimize.minimize``'s
-    per-evaluation wrapper (the same iterates to the bit; SciPy 1.15 to 1.18).
+    L-BFGS-B (SciPy's own routine) and BFGS (SciPy's loop and line search) run without
+    ``scipy.optimize.minimize``'s per-evaluation wrapper (the same iterates to the bit;
+    SciPy 1.15 to 1.18). What the objective returned at SciPy's first point and its last
+    two is remembered: the checks do not ask for those again.
 
     Derivatives by the implicit function theorem at the returned minimiser: ``θ̄ =
     -(∂²f/∂x∂θ)ᵀ H⁻¹ ḡ``, ``ẋ = -H⁻¹ (∂²f/∂x∂θ) θ̇``; exactly zero in ``x0``. First order in
