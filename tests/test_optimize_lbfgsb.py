@@ -76,6 +76,19 @@ def counted(fun):
     return wrapped, calls
 
 
+def evaluated_alike(fun, ours, theirs):
+    """``ours(f)`` and ``theirs(f)``, ``f`` recording the points where ``fun`` is evaluated:
+    their results, once both evaluated the same points in the same order (nothing that
+    SciPy would not evaluate)."""
+    ours_fun, ours_calls = counted(fun)
+    theirs_fun, theirs_calls = counted(fun)
+    results = ours(ours_fun), theirs(theirs_fun)
+    assert len(ours_calls) == len(theirs_calls)
+    for a, b in zip(ours_calls, theirs_calls):
+        np.testing.assert_array_equal(a, b)
+    return results
+
+
 @needs_driver
 @settings(max_examples=60, deadline=None)
 @given(
@@ -106,15 +119,12 @@ def test_the_same_as_scipys_minimize(n, seed, bounded, options, tol):
         if bounded == "one fixed":
             lower[0] = upper[0] = 0.3
         bounds = (lower, upper)
-    ours_fun, ours_calls = counted(fun)
-    theirs_fun, theirs_calls = counted(fun)
-    ours = minimize_lbfgsb(ours_fun, x0, bounds, tol, dict(options))
-    theirs = scipys(theirs_fun, x0, bounds, tol, dict(options))
+    ours, theirs = evaluated_alike(
+        fun,
+        lambda f: minimize_lbfgsb(f, x0, bounds, tol, dict(options)),
+        lambda f: scipys(f, x0, bounds, tol, dict(options)),
+    )
     assert_same(ours, theirs)
-    # the same points, in the same order: nothing evaluated that SciPy would not evaluate
-    assert len(ours_calls) == len(theirs_calls)
-    for a, b in zip(ours_calls, theirs_calls):
-        np.testing.assert_array_equal(a, b)
 
 
 @needs_driver

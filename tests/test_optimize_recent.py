@@ -21,26 +21,24 @@ def counted():
     return POINTS
 
 
-class Counted(Kepler):
-    """Kepler's equation, its calls recorded by the bytes of the point."""
+class Recorded:
+    """Records the point of each ``forward`` and ``backward`` call in ``POINTS``."""
 
     def forward(self, x, theta):
         POINTS["forward"].append(np.asarray(x, np.float64).tobytes())
-        return super().forward(x, theta)
+        return super().forward(x, theta)  # pyright: ignore[reportAttributeAccessIssue]
 
     def backward(self, res, g):
         POINTS["backward"].append(np.asarray(res[0], np.float64).tobytes())
-        return super().backward(res, g)
+        return super().backward(res, g)  # pyright: ignore[reportAttributeAccessIssue]
 
 
-class CountedRosenbrock(PlainRosenbrock):
-    def forward(self, x, theta):
-        POINTS["forward"].append(np.asarray(x, np.float64).tobytes())
-        return super().forward(x, theta)
+class Counted(Recorded, Kepler):
+    """Kepler's equation, its calls recorded."""
 
-    def backward(self, res, g):
-        POINTS["backward"].append(np.asarray(res[0], np.float64).tobytes())
-        return super().backward(res, g)
+
+class CountedRosenbrock(Recorded, PlainRosenbrock):
+    """Rosenbrock's function without a hook, its calls recorded."""
 
 
 def repeats(points: list[bytes]) -> int:
