@@ -2,7 +2,7 @@
 time, thousands of times per backward.
 
 SciPy's ``OdeSolution`` finds the step by a binary search and evaluates its polynomial
-through generic array code (``np.tile``, shape checks): 14-20 µs a call here, against a
+through generic array code (``np.tile``, shape checks): 11-21 µs a call here, against a
 few µs for the arithmetic. The integrations that read it move through the steps in order,
 so the step of the last call is checked first; the polynomials of the methods the
 adjoint meets most (RK45, RK23, Radau, BDF) are evaluated by SciPy's own operations in
