@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_optimize_lbfgsb import evaluated_alike, quartic, rosenbrock
 
-from jaxbridge.adapters.optimize._bfgs import _TESTED, minimize_bfgs
+from jaxbridge.adapters.optimize._bfgs import minimize_bfgs
+from jaxbridge.adapters.optimize._scipy_loops import followed
 
-TESTED = tuple(int(p) for p in scipy.__version__.split(".")[:2]) in _TESTED
 needs_driver = pytest.mark.skipif(
-    not TESTED, reason=f"SciPy {scipy.__version__}: not a version the driver follows"
+    not followed(), reason=f"SciPy {scipy.__version__}: not a version the driver follows"
 )
 
 

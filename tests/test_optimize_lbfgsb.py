@@ -10,11 +10,11 @@ from _optimize_problems import Rosenbrock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxbridge.adapters.optimize._lbfgsb import _TESTED, minimize_lbfgsb
+from jaxbridge.adapters.optimize._lbfgsb import minimize_lbfgsb
+from jaxbridge.adapters.optimize._scipy_loops import followed
 
-TESTED = tuple(int(p) for p in scipy.__version__.split(".")[:2]) in _TESTED
 needs_driver = pytest.mark.skipif(
-    not TESTED, reason=f"SciPy {scipy.__version__}: not a version the driver follows"
+    not followed(), reason=f"SciPy {scipy.__version__}: not a version the driver follows"
 )
 
 

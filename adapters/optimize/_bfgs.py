@@ -4,8 +4,8 @@ its per-evaluation wrapper: the same iterates, evaluations and result to the bit
 As for L-BFGS-B (``_lbfgsb``), on small problems SciPy's wrapper around each of the user's
 calls (``ScalarFunction`` and ``MemoizeJac``: copies, comparisons, bookkeeping) costs more
 than the algorithm. The loop below is SciPy's ``_minimize_bfgs``, whose code is the same in
-every version listed in ``_TESTED``; its value and gradient come from one call per new
-point, as SciPy's wrappers make them. Host code only.
+every version the drivers follow (``_scipy_loops.TESTED``); its value and gradient come
+from one call per new point, as SciPy's wrappers make them. Host code only.
 """
 
 from __future__ import annotations
@@ -13,19 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy
 import scipy.optimize
 
-_TESTED = ((1, 15), (1, 16), (1, 17), (1, 18))
-"""SciPy versions whose ``_minimize_bfgs`` and line search this module follows (checked
-against each); under any other, ``scipy.optimize.minimize`` itself is called."""
+from ._scipy_loops import Evaluations, followed
 
 _OPTIONS = ("gtol", "norm", "maxiter", "xrtol", "c1", "c2")
 """The options handled here; any other goes to SciPy (its warnings and errors included)."""
 
 
 def _routines() -> Any:
-    if tuple(int(part) for part in scipy.__version__.split(".")[:2]) not in _TESTED:
+    if not followed():
         return None
     from scipy.optimize import _optimize  # pyright: ignore[reportAttributeAccessIssue]
 
@@ -38,36 +35,6 @@ def _routines() -> Any:
 
 
 _ROUTINES = _routines()
-
-
-class _Evaluations:
-    """The objective at the last point asked about, evaluated once per new point (as SciPy's
-    ``ScalarFunction`` over ``MemoizeJac`` does), with SciPy's counts of each kind."""
-
-    def __init__(self, fun_and_grad: Any, x0: np.ndarray):
-        self.fun_and_grad = fun_and_grad
-        self.x = x0.copy()
-        self.f, self.g = fun_and_grad(x0.copy())
-        self.nfev, self.ngev = 1, 1
-        self.f_fresh, self.g_fresh = True, True  # whether SciPy would count it as asked
-
-    def _at(self, x: np.ndarray) -> None:
-        if not (x.shape == self.x.shape and (x == self.x).all()):
-            self.x = np.array(x, np.float64)
-            self.f, self.g = self.fun_and_grad(self.x.copy())
-            self.f_fresh = self.g_fresh = False
-
-    def value(self, x: np.ndarray) -> float:
-        self._at(x)
-        if not self.f_fresh:
-            self.nfev, self.f_fresh = self.nfev + 1, True
-        return self.f
-
-    def gradient(self, x: np.ndarray) -> np.ndarray:
-        self._at(x)
-        if not self.g_fresh:
-            self.ngev, self.g_fresh = self.ngev + 1, True
-        return self.g
 
 
 def minimize_bfgs(
@@ -94,7 +61,7 @@ def minimize_bfgs(
         maxiter = len(x0) * 200
 
     # from here on SciPy's _minimize_bfgs, line for line
-    sf = _Evaluations(fun_and_grad, x0)
+    sf = Evaluations(fun_and_grad, x0)
     f, myfprime = sf.value, sf.gradient
     old_fval = f(x0)
     gfk = myfprime(x0)

@@ -11,20 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy
 import scipy.optimize
 
-_TESTED = ((1, 15), (1, 16), (1, 17), (1, 18))
-"""SciPy versions whose ``setulb`` (the C port of L-BFGS-B, new in 1.15) and driver loop this
-module follows (checked against each); under any other, ``scipy.optimize.minimize`` itself
-is called."""
+from ._scipy_loops import Evaluations, followed
 
 _OPTIONS = ("maxcor", "ftol", "gtol", "maxfun", "maxiter", "maxls")
 """The options handled here; any other goes to SciPy (its warnings and errors included)."""
 
 
 def _setulb() -> Any:
-    if tuple(int(part) for part in scipy.__version__.split(".")[:2]) not in _TESTED:
+    """SciPy's ``setulb`` (the C port of L-BFGS-B, new in 1.15) and what its loop needs, in a
+    SciPy version the driver follows."""
+    if not followed():
         return None
     from scipy.optimize import _lbfgsb, _lbfgsb_py  # pyright: ignore[reportAttributeAccessIssue]
 
@@ -77,9 +75,7 @@ def minimize_lbfgsb(
         nbd[:] = np.where(finite_lo, np.where(finite_hi, 2, 1), np.where(finite_hi, 3, 0))
 
     # SciPy evaluates at the start when it sets up, and again only at a new point
-    last = x.copy()
-    f_last, g_last = fun_and_grad(last.copy())
-    nfev = 1
+    sf = Evaluations(fun_and_grad, x)
     f, g = np.array(0.0), np.zeros(n)
     wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m)
     iwa = np.zeros(3 * n, integers)
@@ -91,27 +87,23 @@ def minimize_lbfgsb(
         setulb(m, x, lower, upper, nbd, f, g, factr, pgtol, wa, iwa, task, lsave, isave, dsave,
                maxls, ln_task)  # fmt: skip
         if task[0] == 3:  # f and g wanted at x
-            if not (x == last).all():  # (np.array_equal, less its checks of shape and type)
-                last = x.copy()
-                f_last, g_last = fun_and_grad(last.copy())
-                nfev += 1
-            f, g = f_last, g_last
+            f, g = sf.value(x), sf.gradient(x)
         elif task[0] == 1:  # a new iteration
             iterations += 1
             if iterations >= maxiter:
                 task[0], task[1] = 5, 504
-            elif nfev > maxfun:
+            elif sf.nfev > maxfun:
                 task[0], task[1] = 5, 502
         else:
             break
     if task[0] == 4:
         status = 0
-    elif nfev > maxfun or iterations >= maxiter:
+    elif sf.nfev > maxfun or iterations >= maxiter:
         status = 1
     else:
         status = 2
     message = status_messages[task[0]] + ": " + task_messages[task[1]]
     return scipy.optimize.OptimizeResult(
-        x=x, fun=f, jac=g, nfev=nfev, njev=nfev, nit=iterations, status=status,
+        x=x, fun=f, jac=g, nfev=sf.nfev, njev=sf.ngev, nit=iterations, status=status,
         message=message, success=status == 0,
     )  # fmt: skip
