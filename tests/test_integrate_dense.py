@@ -8,6 +8,7 @@ import scipy.integrate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jaxbridge.adapters.integrate import _dense
 from jaxbridge.adapters.integrate._dense import Interpolant
 from jaxbridge.adapters.integrate._lapack import solver_class
 
@@ -34,6 +35,7 @@ def times(sol, rng):
     return np.concatenate([rng.uniform(-0.5, 4.5, 200), near])
 
 
+@pytest.mark.skipif(not _dense.FOLLOWED, reason="a SciPy whose classes _dense does not read")
 @pytest.mark.parametrize("lapack", [False, True])
 @pytest.mark.parametrize("method", METHODS)
 def test_scipys_values_to_the_bit_in_every_order(method, lapack):
@@ -60,3 +62,18 @@ def test_a_shifted_or_reversed_time_is_the_solvers_own(method, start, offsets):
         for s in offsets:
             t = start + sign * s
             assert np.array_equal(interpolant(t), sol(sign * (t - start)))
+
+
+def test_another_scipy_is_asked_for_every_value(monkeypatch):
+    """Under a SciPy version the classes were not checked against, nothing of theirs is
+    read: the solution's own call gives each value."""
+    sol = solution("RK45", True)
+    monkeypatch.setattr(_dense, "FOLLOWED", False)
+
+    def unread(step, s):
+        raise AssertionError("a step's internals were read")
+
+    monkeypatch.setattr(_dense, "_evaluate", unread)
+    interpolant = Interpolant(sol, 1.0, -1.0)
+    for t in (1.0, 0.3, -2.5):
+        assert np.array_equal(interpolant(t), sol(1.0 - t))

@@ -7,7 +7,8 @@ few µs for the arithmetic. The integrations that read it move through the steps
 so the step of the last call is checked first; the polynomials of the methods the
 adjoint meets most (RK45, RK23, Radau, BDF) are evaluated by SciPy's own operations in
 SciPy's own order, so every value is SciPy's to the bit (tested); other steps (DOP853's,
-LSODA's) are asked for theirs.
+LSODA's) are asked for theirs. Under a SciPy version whose classes this was not checked
+against, the solution is asked for every value.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ import numpy as np
 from scipy.integrate._ivp.bdf import BdfDenseOutput
 from scipy.integrate._ivp.radau import RadauDenseOutput
 from scipy.integrate._ivp.rk import RkDenseOutput
+
+from .._scipy_version import checked_against
+
+FOLLOWED = checked_against(((1, 15), (1, 16), (1, 17), (1, 18)))
+"""Whether SciPy's ``OdeSolution`` and dense-output classes are those read here (their code
+is the same in each of these versions)."""
 
 
 class Interpolant:
@@ -30,10 +37,11 @@ class Interpolant:
     def __init__(self, solution: Any, start: float, sign: float) -> None:
         self.solution, self.start, self.sign = solution, start, sign
         self._recent: dict[float, np.ndarray] = {}
-        # the solver's time runs upwards from 0, so its steps' ends ascend
-        self._ends = [float(s) for s in solution.ts]
-        self._left = solution.side == "left"  # which step owns a time at a step's end
-        self._step = len(self._ends) - 2  # the adjoint starts at the end
+        if FOLLOWED:
+            # the solver's time runs upwards from 0, so its steps' ends ascend
+            self._ends = [float(s) for s in solution.ts]
+            self._left = solution.side == "left"  # which step owns a time at a step's end
+            self._step = len(self._ends) - 2  # the adjoint starts at the end
 
     def __call__(self, t: float) -> np.ndarray:
         y = self._recent.get(t)
@@ -41,7 +49,11 @@ class Interpolant:
             if len(self._recent) >= 8:
                 self._recent.clear()
             s = self.sign * (t - self.start)
-            y = self._recent[t] = _evaluate(self.solution.interpolants[self._find(s)], s)
+            if FOLLOWED:
+                y = _evaluate(self.solution.interpolants[self._find(s)], s)
+            else:
+                y = self.solution(s)
+            self._recent[t] = y
         return y
 
     def _find(self, s: float) -> int:

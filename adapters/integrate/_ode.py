@@ -205,6 +205,7 @@ class Dynamics:
         return np.asarray(t, np.float64), np.asarray(y, np.float64), self.theta
 
     def f(self, t: float, y: np.ndarray) -> np.ndarray:
+        # (``args`` spelt out: SciPy's loops call this at every evaluation)
         return self.host.value(np.asarray(t, np.float64), np.asarray(y, np.float64), self.theta)
 
     def jacobians(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

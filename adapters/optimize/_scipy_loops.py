@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy
+
+from .._scipy_version import checked_against
 
 TESTED = ((1, 15), (1, 16), (1, 17), (1, 18))
 """SciPy versions whose loops the drivers follow (each checked against
@@ -18,7 +19,7 @@ called."""
 
 def followed() -> bool:
     """Whether the installed SciPy is one of ``TESTED``."""
-    return tuple(int(part) for part in scipy.__version__.split(".")[:2]) in TESTED
+    return checked_against(TESTED)
 
 
 class Evaluations:
