@@ -71,6 +71,15 @@ def test_other_methods_and_classes_are_left_as_they_are():
     assert direct(scipy.integrate.BDF) is direct(scipy.integrate.BDF)  # made once
 
 
+def test_under_a_scipy_not_compared_the_solvers_keep_their_own_calls(monkeypatch):
+    from jaxbridge.adapters.integrate import _lapack
+
+    monkeypatch.setattr(_lapack, "FOLLOWED", False)
+    made = direct.__wrapped__  # (the cached classes were made under the SciPy installed)
+    assert made(scipy.integrate.BDF) is scipy.integrate.BDF
+    assert made(scipy.integrate.Radau) is scipy.integrate.Radau
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 def test_factor_and_solve_are_lu_factor_and_lu_solve(dtype):
     rng = np.random.default_rng(1)

@@ -241,3 +241,14 @@ def test_steps_are_refused_for_lsoda_and_dop853():
     for method in ("LSODA", "DOP853"):
         with pytest.raises(ValueError, match=rf"sensitivity='steps'.*got '{method}'"):
             OdeSolve(Damped(), method=method, sensitivity="steps")
+
+
+def test_steps_are_refused_under_a_scipy_whose_step_code_was_not_compared(monkeypatch):
+    from jaxbridge.adapters.integrate import ode_solve
+
+    monkeypatch.setattr(ode_solve, "FOLLOWED", False)
+    with pytest.raises(
+        ValueError, match=rf"checked against SciPy 1\.11-1\.18; this is SciPy {scipy.__version__}"
+    ):
+        OdeSolve(Damped(), method="RK45", sensitivity="steps")
+    OdeSolve(Damped(), method="RK45", sensitivity="adjoint")  # the others stand

@@ -21,7 +21,12 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
+from .._scipy_version import SOLVER_STEPS, checked_against
 from ._host_calls import failure
+
+FOLLOWED = checked_against(SOLVER_STEPS)
+"""Whether BDF's and Radau's ``lu`` and ``solve_lu`` are ones this module was checked
+against; under another SciPy they keep SciPy's own."""
 
 _STIFF = {"BDF": scipy.integrate.BDF, "Radau": scipy.integrate.Radau}
 
@@ -35,8 +40,8 @@ def solver_class(method: str) -> Any:
 @functools.cache
 def direct(base: type) -> type:
     """``base`` (SciPy's ``BDF`` or ``Radau``, or a subclass) with direct LAPACK LU calls;
-    any other class as it is."""
-    if not issubclass(base, tuple(_STIFF.values())):
+    any other class, or any class under a SciPy not ``FOLLOWED``, as it is."""
+    if not (FOLLOWED and issubclass(base, tuple(_STIFF.values()))):
         return base
 
     class Direct(base):  # type: ignore[misc, valid-type]

@@ -5,11 +5,13 @@ import re
 
 import jax
 import numpy as np
+import scipy
 
 import jaxbridge as jb
 
 from .._failure import IntegrationFailure, OnFailure, nan_results, require_finite
 from .._parameters import check_choice
+from .._scipy_version import SOLVER_STEPS, span
 from ._host_calls import (
     check_positive,
     cotangent_type,
@@ -23,7 +25,7 @@ from ._ode import (
     solve_with_sensitivities,
     tangent,
 )
-from ._steps import RECORDED
+from ._steps import FOLLOWED, RECORDED
 from ._trajectories import kept, nbytes
 
 _RHS_SIGNATURE = re.compile(r"^\(\),\((\w+)\),\((\w+)\)->\((\w+)\)$")
@@ -126,7 +128,9 @@ class OdeSolve(jb.Adapter):
             1e-6) 1.95-2.02x against the adjoint's 4.9-5.5x, the ``θ`` gradient 3.0e-7 off
             against 5.0e-5. Without the hook each step's Jacobian is ``n`` backward calls
             (one batched call for a ``vectorized`` rhs): 8.4-8.8x there, the adjoint
-            5.4-6.1x. LSODA and DOP853 have no steps of this kind: a ``ValueError``.
+            5.4-6.1x. LSODA and DOP853 have no steps of this kind: a ``ValueError``. It
+            reads SciPy's private step code, the same in SciPy 1.11 to 1.18; under any
+            other SciPy it is refused (a ``ValueError``) rather than trusted.
         on_failure: ``"raise"`` (the default): a solve that does not reach the last time
             (SciPy's status, e.g. "Required step size is less than spacing between
             numbers"), one that overflows, and non-finite ``y0``, ``theta`` or ``ts`` are
@@ -173,6 +177,12 @@ class OdeSolve(jb.Adapter):
                 f"OdeSolve: sensitivity='steps' differentiates the steps of a solve: parameter "
                 f"'method' must be one of {sorted(RECORDED)}; got {self.method!r} (its "
                 "derivatives: sensitivity='adjoint' or 'forward')."
+            )
+        if self.sensitivity == "steps" and not FOLLOWED:
+            raise ValueError(
+                f"OdeSolve: sensitivity='steps' reads SciPy's own step code, checked against "
+                f"{span(SOLVER_STEPS)}; this is SciPy {scipy.__version__}, whose steps it "
+                "might misread: sensitivity='adjoint' or 'forward' instead."
             )
         check_positive("OdeSolve", "rtol", self.rtol)
         check_positive("OdeSolve", "atol", self.atol, allow_zero=True)
