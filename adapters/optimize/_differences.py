@@ -21,11 +21,12 @@ as well."""
 RIDDERS_STEPS = 12
 """At most this many steps, each half the one before: down to ``FD_STEP / 2048``."""
 
-ROUGH_STEP = float(np.finfo(np.float64).eps) ** (1 / 3)
-"""The step of a rough column's single difference, relative to ``max(1, |x_j|)``: 6e-6,
-where a central difference's truncation and rounding balance at about 1e-10 on a function
-whose scale is 1 (one-sided at a bound: about 1e-5). Good enough for the matrix of Newton
-steps, which need only converge, at 2 evaluations per ``x_j`` instead of 4 to 24."""
+ROUGH_STEP = float(np.finfo(np.float64).eps) ** (1 / 2)
+"""The step of a rough column's single difference, one-sided, relative to ``max(1,
+|x_j|)``: 1.5e-8, where a forward difference's truncation and rounding balance at about
+1e-8 on a function whose scale is 1. Good enough for the matrix of Newton steps, which need
+only converge, and for checks a hundred times coarser (``SCREEN``), at 1 evaluation per
+``x_j`` (the value at ``x`` is at hand) instead of 4 to 24."""
 
 
 def derivative_columns(
@@ -46,10 +47,10 @@ def derivative_columns(
     Each column by Ridders' method: differences with steps ``h``, ``h / 2``, ``h / 4``, ...,
     from ``h = FD_STEP * max(1, |x_j|)``, extrapolated to step 0 (Neville's tableau),
     stopping when the estimates' error grows (rounding has taken over); the estimate with
-    the smallest error wins. ``rough``: the one difference of step ``ROUGH_STEP * max(1,
-    |x_j|)``. Central differences, but one-sided into the ``box`` where ``x_j`` is within
-    ``h`` of a bound (the function may be undefined beyond it), with ``h`` no larger than
-    the room there.
+    the smallest error wins. Central differences, but one-sided into the ``box`` where
+    ``x_j`` is within ``h`` of a bound (the function may be undefined beyond it), with ``h``
+    no larger than the room there. ``rough``: one one-sided difference of step
+    ``ROUGH_STEP * max(1, |x_j|)`` (into the box, where there is one).
 
     With ``firsts``, the columns go together: a round asks it once for the points of every
     column still refining its estimate (``_together``). Without, one column after another,
@@ -62,7 +63,8 @@ def derivative_columns(
     central = ~one_sided(x, box, rough)
     if box is not None:
         below, above = x - box[0], box[1] - x
-        h = np.where(central, h, np.minimum(h, np.maximum(below, above)))
+        room = np.maximum(below, above)  # (none: as unbounded)
+        h = np.where(central | ~(room > 0), h, np.minimum(h, room))
         step = np.where(~central & (above < below), -h, h)
     base = functools.cache(base)
     if firsts is not None:
@@ -74,9 +76,11 @@ def derivative_columns(
 
 
 def one_sided(x: np.ndarray, box: tuple[np.ndarray, np.ndarray] | None, rough: bool) -> np.ndarray:
-    """Which columns ``derivative_columns`` differences one-sided: those whose ``x_j`` is
-    within the first step of a bound of the ``box`` (and has room on the other side; with
-    none, as unbounded)."""
+    """Which columns ``derivative_columns`` differences one-sided: every rough one, and
+    those whose ``x_j`` is within the first step of a bound of the ``box`` (and has room on
+    the other side; with none, as unbounded)."""
+    if rough:
+        return np.ones(x.shape[-1], bool)
     if box is None:
         return np.zeros(x.shape[-1], bool)
     below, above = x - box[0], box[1] - x

@@ -272,8 +272,8 @@ class HostFunction:
         functions of any scale, at 4 to 24 evaluations of the gradient or Jacobian per
         ``x_j`` (a vectorized scalar function: one batched call per round, every column's
         points together); symmetrised in x. Inside a ``box``, no step leaves it. ``rough``:
-        one difference per ``x_j`` of step ``ROUGH_STEP`` instead, about 1e-10 relative
-        (for Newton steps).
+        one one-sided difference per ``x_j`` of step ``ROUGH_STEP`` instead, about 1e-8
+        relative (for Newton steps and the ``SCREEN``).
         """
         x = np.asarray(x, np.float64)
         hook: Any = getattr(self.adapter, "hessian", None)

@@ -71,12 +71,12 @@ inactive that ends up violated is added, and the refinement repeats."""
 
 SCREEN = 1e-6
 """A call whose result is not differentiated checks ``J_z`` from one difference per
-unknown (``System.rough_jacobian``, about 1e-10 relative) against thresholds a million
+unknown (``System.rough_jacobian``, about 1e-8 relative) against thresholds a million
 times stricter than ``SINGULAR`` (reciprocal condition number, smallest eigenvalue
 relative to the largest), and computes the accurate ``J_z`` only where the rough one falls
 short: its verdict is then the accurate one's unless the rough ``J_z`` is off by about
 1e-6 of its norm. The accurate derivatives cost 4 to 24 evaluations per unknown, the rough
-2."""
+1."""
 
 REFINEMENTS = 4
 """The most Newton steps taken on SciPy's answer (each must reduce ``|F|``)."""
@@ -149,8 +149,8 @@ def settle(
         z, f, factors = _chord(system, z, f, rough)
     if not derivatives and _norm(f) <= TIGHT * scale:
         # the chord's matrix (and its factors) serve where the steps moved z by less than
-        # the difference's own error (relative ROUGH_STEP², about 4e-11)
-        if rough is None or _norm((z - answer) / np.maximum(1.0, np.abs(z))) > ROUGH_STEP**2:
+        # the difference's own error (relative, about its step)
+        if rough is None or _norm((z - answer) / np.maximum(1.0, np.abs(z))) > ROUGH_STEP:
             rough, factors = system.rough_jacobian(z), None
         if reciprocal_condition(rough, factors) >= SCREEN:
             return z, f, rough, None
@@ -267,18 +267,16 @@ def require_strict_minimum(
     what: str,
     verdict: str,
     part: Callable[[np.ndarray], np.ndarray] | None = None,
-    screen: bool = True,
 ) -> None:
     """A strict local minimum at the settled ``z``: ``part(J_z)`` (symmetric; ``J_z`` itself
     by default) positive definite, else ``OptimizeError``. ``J_z`` is ``settle``'s: where it
     is the rough one (no ``J_q``), a smallest eigenvalue above ``SCREEN`` relative decides;
     below, the accurate ``J_z`` decides as in a differentiated call, its conditioning
-    checked first as ``settle`` would have. ``screen=False``: the rough ``J_z`` is not to be
-    trusted that far (one-sided differences at a bound), so the accurate one decides."""
+    checked first as ``settle`` would have."""
     if part is None:
         part = _whole
     if jq is None:
-        if screen and _eigenvalues(part(jz))[0] >= SCREEN:
+        if _eigenvalues(part(jz))[0] >= SCREEN:
             return
         jz = system.linearize(z)[1]
         _require_isolated(jz, verdict)

@@ -11,7 +11,6 @@ from typing import Protocol
 
 import numpy as np
 
-from ._differences import one_sided
 from ._implicit import (
     MULTIPLIER,
     NEAR,
@@ -136,8 +135,8 @@ def solve_box(
             f"with a zero multiplier (∂f/∂x = {g[i]:.1e}), so the solution map has a kink "
             "there and no derivative"
         )
-    # a rough Hessian's one-sided columns (near a bound) are much less accurate
-    sided = ~held & one_sided(x, bounds, rough=True)
+    # (every free variable has room for a rough difference's step, ROUGH_STEP ≤ MULTIPLIER,
+    # into the box: the rough Hessian is as good here as anywhere)
     require_strict_minimum(
         system,
         x,
@@ -146,6 +145,5 @@ def solve_box(
         "the Hessian on the free variables",
         verdict,
         part=lambda jz: jz[np.ix_(~held, ~held)],
-        screen=not sided.any(),
     )
     return x, jz, jq

@@ -53,8 +53,7 @@ class MinimizeBounded(ImplicitSolver):
     kink of the solution map) and fails, and the Hessian on the free variables must be positive
     definite. Otherwise an ``OptimizeError`` with SciPy's status and message. ``lower > upper``
     or NaN inputs fail the same way. A call whose result is not differentiated checks
-    definiteness as ``Minimize`` does, with the accurate Hessian wherever a free variable is
-    within the rough difference's step (6e-6 relative) of a bound.
+    definiteness as ``Minimize`` does.
 
     Derivatives by the implicit function theorem on the active set: held variables follow
     their bound (derivative 1 in it, 0 in ``theta``), free ones solve ``H_FF ẋ_F = -(∂²f/
