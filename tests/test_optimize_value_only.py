@@ -27,6 +27,8 @@ from jaxbridge.adapters.optimize import (
     OptimizeError,
     Root,
 )
+from jaxbridge.adapters.optimize._differences import ROUGH_STEP
+from jaxbridge.adapters.optimize._implicit import MULTIPLIER
 
 
 @pytest.fixture
@@ -155,6 +157,17 @@ def test_near_a_bound_the_rough_hessian_steps_into_the_box(differences):
     assert differences and all(differences)  # the rough Hessian decided
     points = np.concatenate([p.reshape(-1, 2) for p in seen])
     assert np.all(points <= 1.0) and np.all(points >= -1.0)
+
+
+def test_a_free_variable_always_has_room_for_the_rough_step():
+    """A free variable nearer a bound than ``MULTIPLIER (1 + |x|)`` is degenerate (it fails),
+    so every free one has at least a rough step's room on one side: the rough Hessian needs
+    no shortened step, and no exception at bounds, while this holds."""
+    assert ROUGH_STEP <= MULTIPLIER
+    solver = MinimizeBounded(type("PlainDistance", (Distance,), {"hessian": None})())
+    args = (np.zeros(2), np.array([0.3, 1.0 - 1e-9]), -np.ones(2), np.ones(2))
+    with pytest.raises(OptimizeError, match="degenerate"):
+        solver.forward(*args, residuals=False)
 
 
 def test_the_chord_matrix_serves_the_checks_only_where_z_barely_moved(differences):
