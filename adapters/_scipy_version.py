@@ -23,3 +23,8 @@ SOLVER_STEPS = tuple((1, minor) for minor in range(11, 19))
 docstrings: BDF's, Radau's and the Runge-Kutta methods' ``_step_impl`` and the helpers
 they call (``compute_R``, the stages, ``lu``/``solve_lu``) are the same in all of them.
 ``sensitivity="steps"`` and the direct LAPACK calls read them."""
+
+STEPS_FOLLOWED = checked_against(SOLVER_STEPS)
+"""Whether the installed SciPy's step code is the code read by ``sensitivity="steps"``
+and the direct LAPACK calls; under another, the steps are refused and the LU calls are
+SciPy's own."""

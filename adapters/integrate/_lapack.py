@@ -21,12 +21,8 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
-from .._scipy_version import SOLVER_STEPS, checked_against
+from .._scipy_version import STEPS_FOLLOWED as FOLLOWED
 from ._host_calls import failure
-
-FOLLOWED = checked_against(SOLVER_STEPS)
-"""Whether BDF's and Radau's ``lu`` and ``solve_lu`` are ones this module was checked
-against; under another SciPy they keep SciPy's own."""
 
 _STIFF = {"BDF": scipy.integrate.BDF, "Radau": scipy.integrate.Radau}
 

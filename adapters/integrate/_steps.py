@@ -34,7 +34,6 @@ import scipy.integrate._ivp.radau as _radau
 import scipy.linalg
 import scipy.sparse
 
-from .._scipy_version import SOLVER_STEPS, checked_against
 from ._bdf import BdfSteps, bdf_jvp, bdf_vjp
 from ._host_calls import failure
 from ._lapack import direct, solved
@@ -47,10 +46,6 @@ RECORDED = {
     "Radau": scipy.integrate.Radau,
 }
 """The methods whose derivatives can go through their steps."""
-
-FOLLOWED = checked_against(SOLVER_STEPS)
-"""Whether the installed SciPy's step code is the code read here and in ``_bdf``; under
-another, ``sensitivity="steps"`` is refused rather than trusted."""
 
 _S6 = 6**0.5
 RADAU_A = np.array(

@@ -12,6 +12,7 @@ import jaxbridge as jb
 from .._failure import IntegrationFailure, OnFailure, nan_results, require_finite
 from .._parameters import check_choice
 from .._scipy_version import SOLVER_STEPS, span
+from .._scipy_version import STEPS_FOLLOWED as FOLLOWED  # (patched in tests)
 from ._host_calls import (
     check_positive,
     cotangent_type,
@@ -25,7 +26,7 @@ from ._ode import (
     solve_with_sensitivities,
     tangent,
 )
-from ._steps import FOLLOWED, RECORDED
+from ._steps import RECORDED
 from ._trajectories import kept, nbytes
 
 _RHS_SIGNATURE = re.compile(r"^\(\),\((\w+)\),\((\w+)\)->\((\w+)\)$")
