@@ -45,7 +45,7 @@ class Minimize(ImplicitSolver):
     of that scale, and the Hessian there must be positive definite (a strict minimum;
     reciprocal condition number at least 1e-12). Otherwise an ``OptimizeError`` with
     SciPy's status and message. A call whose result is not differentiated checks a Hessian
-    from one central difference per ``x_j`` (about 1e-10 relative) against thresholds a
+    from one forward difference per ``x_j`` (about 1e-8 relative) against thresholds a
     million times stricter, and computes the accurate one only where those leave a doubt:
     the same ``x``, and the same verdicts unless the differences are off by about 1e-6.
     L-BFGS-B (SciPy's own routine) and BFGS (SciPy's loop and line search) run without
