@@ -74,7 +74,7 @@ def test_other_methods_and_classes_are_left_as_they_are():
 def test_under_a_scipy_not_compared_the_solvers_keep_their_own_calls(monkeypatch):
     from jaxbridge.adapters.integrate import _lapack
 
-    monkeypatch.setattr(_lapack, "FOLLOWED", False)
+    monkeypatch.setattr(_lapack, "STEPS_FOLLOWED", False)
     made = direct.__wrapped__  # (the cached classes were made under the SciPy installed)
     assert made(scipy.integrate.BDF) is scipy.integrate.BDF
     assert made(scipy.integrate.Radau) is scipy.integrate.Radau

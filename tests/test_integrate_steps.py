@@ -246,7 +246,7 @@ def test_steps_are_refused_for_lsoda_and_dop853():
 def test_steps_are_refused_under_a_scipy_whose_step_code_was_not_compared(monkeypatch):
     from jaxbridge.adapters.integrate import ode_solve
 
-    monkeypatch.setattr(ode_solve, "FOLLOWED", False)
+    monkeypatch.setattr(ode_solve, "STEPS_FOLLOWED", False)
     with pytest.raises(
         ValueError, match=rf"checked against SciPy 1\.11-1\.18; this is SciPy {scipy.__version__}"
     ):

@@ -21,7 +21,7 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
-from .._scipy_version import STEPS_FOLLOWED as FOLLOWED
+from .._scipy_version import STEPS_FOLLOWED
 from ._host_calls import failure
 
 _STIFF = {"BDF": scipy.integrate.BDF, "Radau": scipy.integrate.Radau}
@@ -36,8 +36,8 @@ def solver_class(method: str) -> Any:
 @functools.cache
 def direct(base: type) -> type:
     """``base`` (SciPy's ``BDF`` or ``Radau``, or a subclass) with direct LAPACK LU calls;
-    any other class, or any class under a SciPy not ``FOLLOWED``, as it is."""
-    if not (FOLLOWED and issubclass(base, tuple(_STIFF.values()))):
+    any other class, or any class under a SciPy not ``STEPS_FOLLOWED``, as it is."""
+    if not (STEPS_FOLLOWED and issubclass(base, tuple(_STIFF.values()))):
         return base
 
     class Direct(base):  # type: ignore[misc, valid-type]

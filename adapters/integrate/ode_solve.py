@@ -11,8 +11,7 @@ import jaxbridge as jb
 
 from .._failure import IntegrationFailure, OnFailure, nan_results, require_finite
 from .._parameters import check_choice
-from .._scipy_version import SOLVER_STEPS, span
-from .._scipy_version import STEPS_FOLLOWED as FOLLOWED  # (patched in tests)
+from .._scipy_version import SOLVER_STEPS, STEPS_FOLLOWED, span
 from ._host_calls import (
     check_positive,
     cotangent_type,
@@ -179,7 +178,7 @@ class OdeSolve(jb.Adapter):
                 f"'method' must be one of {sorted(RECORDED)}; got {self.method!r} (its "
                 "derivatives: sensitivity='adjoint' or 'forward')."
             )
-        if self.sensitivity == "steps" and not FOLLOWED:
+        if self.sensitivity == "steps" and not STEPS_FOLLOWED:
             raise ValueError(
                 f"OdeSolve: sensitivity='steps' reads SciPy's own step code, checked against "
                 f"{span(SOLVER_STEPS)}; this is SciPy {scipy.__version__}, whose steps it "
