@@ -30,11 +30,14 @@ from typing import Any
 import numpy as np
 import scipy.integrate
 import scipy.sparse
-from scipy.integrate._ivp.bdf import compute_R
 
+from .._scipy_version import STEPS_FOLLOWED
 from ._host_calls import failure
 from ._lapack import direct, solved
 from ._solver_time import SolverTime
+
+if STEPS_FOLLOWED:  # (a private module: imported only where its layout is known)
+    from scipy.integrate._ivp.bdf import compute_R
 
 
 @functools.cache

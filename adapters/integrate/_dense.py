@@ -16,15 +16,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.integrate._ivp.bdf import BdfDenseOutput
-from scipy.integrate._ivp.radau import RadauDenseOutput
-from scipy.integrate._ivp.rk import RkDenseOutput
 
 from .._scipy_version import checked_against
 
 FOLLOWED = checked_against(((1, 15), (1, 16), (1, 17), (1, 18)))
 """Whether SciPy's ``OdeSolution`` and dense-output classes are those read here (their code
 is the same in each of these versions)."""
+
+if FOLLOWED:  # (private modules: imported only where their layout is known)
+    from scipy.integrate._ivp.bdf import BdfDenseOutput
+    from scipy.integrate._ivp.radau import RadauDenseOutput
+    from scipy.integrate._ivp.rk import RkDenseOutput
 
 
 class Interpolant:

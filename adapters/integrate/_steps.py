@@ -30,14 +30,17 @@ from typing import Any
 
 import numpy as np
 import scipy.integrate
-import scipy.integrate._ivp.radau as _radau
 import scipy.linalg
 import scipy.sparse
 
+from .._scipy_version import STEPS_FOLLOWED
 from ._bdf import BdfSteps, bdf_jvp, bdf_vjp
 from ._host_calls import failure
 from ._lapack import direct, solved
 from ._solver_time import SolverTime
+
+if STEPS_FOLLOWED:  # (a private module: imported only where its layout is known)
+    import scipy.integrate._ivp.radau as _radau
 
 RECORDED = {
     "BDF": scipy.integrate.BDF,
