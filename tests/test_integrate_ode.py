@@ -99,7 +99,9 @@ def test_robertson_gradients_adjoint_forward_and_finite_differences():
         )
         variants = [
             OdeSolve(Robertson(), method="LSODA", rtol=1e-10, atol=1e-14),
-            OdeSolve(RobertsonNoJacobian(), method="BDF", rtol=1e-10, atol=1e-14),
+            OdeSolve(
+                RobertsonNoJacobian(), method="BDF", rtol=1e-10, atol=1e-14, sensitivity="adjoint"
+            ),
             OdeSolve(Robertson(), method="LSODA", rtol=1e-10, atol=1e-14, sensitivity="forward"),
         ]
         for solve in variants:
@@ -125,7 +127,7 @@ def test_control_quadrature_narrows_the_error_of_the_gradient_in_theta(method):
 
         tight = OdeSolve(Robertson(), "Radau", rtol=1e-12, atol=1e-20, sensitivity="forward")
         expected = grad(tight)
-        plain = grad(OdeSolve(Robertson(), method, rtol=1e-6, atol=1e-10))
+        plain = grad(OdeSolve(Robertson(), method, rtol=1e-6, atol=1e-10, sensitivity="adjoint"))
         controlled = grad(
             OdeSolve(Robertson(), method, rtol=1e-6, atol=1e-10, control_quadrature=True)
         )
@@ -313,7 +315,7 @@ def test_forward_sensitivities_only_where_differentiated():
         ys, pullback = jax.vjp(lambda y0, theta: forward(y0, theta, ts), y0, theta)
         grad = pullback(jnp.ones_like(ys))
         np.testing.assert_array_equal(ys, value)
-        adjoint = OdeSolve(Damped(), method="BDF", rtol=1e-12, atol=1e-14)
+        adjoint = OdeSolve(Damped(), method="BDF", rtol=1e-12, atol=1e-14, sensitivity="adjoint")
         reference = jax.grad(lambda y0, theta: adjoint(y0, theta, ts).sum(), (0, 1))(y0, theta)
         for got, expected in zip(grad, reference):
             np.testing.assert_allclose(got, expected, rtol=1e-5)
@@ -324,7 +326,7 @@ def test_the_rules_read_the_differentiated_forwards_solution(monkeypatch):
     jvp then evaluate the rhs only for the adjoint or the tangent; where it is not kept,
     they solve again, as many evaluations as the forward's solve, and give the same bits.
     The outputs are the value-only call's, to the bit."""
-    solve = OdeSolve(CountedDamped(), method="BDF")
+    solve = OdeSolve(CountedDamped(), method="BDF", sensitivity="adjoint")
 
     def counted(call):
         CountedDamped.calls[0] = 0
@@ -458,15 +460,17 @@ def test_no_output_times_have_zero_derivatives(sensitivity):
     assert tangent.shape == (0, 2)
 
 
-def test_a_failed_adjoint_names_backward_and_is_never_a_start_value():
-    solve = OdeSolve(BadDerivative(), method="RK45")  # the adjoint meets NaN before t = 0.5
+@pytest.mark.parametrize("sensitivity", ["adjoint", "steps"])
+def test_a_failed_adjoint_names_backward_and_is_never_a_start_value(sensitivity):
+    # the adjoint meets NaN before t = 0.5 (through the steps: in the steps there)
+    solve = OdeSolve(BadDerivative(), method="RK45", sensitivity=sensitivity)
 
     def final(k):
         return solve(jnp.array([1.0]), k, jnp.array([0.0, 1.0]))[-1, 0]
 
     with pytest.raises(RuntimeError, match=r"OdeSolve\.backward.*the adjoint.*non-finite"):
         jax.grad(final)(jnp.array([2.0]))
-    solve = OdeSolve(BadDerivative(), method="RK45", on_failure="nan")
+    solve = OdeSolve(BadDerivative(), method="RK45", sensitivity=sensitivity, on_failure="nan")
     assert np.isnan(jax.grad(final)(jnp.array([2.0]))).all()
 
 

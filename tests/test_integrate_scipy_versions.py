@@ -1,7 +1,8 @@
 """``OdeSolve`` under a SciPy whose private solver code was not compared (faked in a fresh
 process as SciPy 1.99): the package imports and runs without reading SciPy's private
 classes (the dense output asked of ``OdeSolution``, SciPy's own LU calls), the adjoint's
-gradient equal to the bit to the one here, and ``sensitivity="steps"`` is refused."""
+gradient equal to the bit to the one here, ``sensitivity="steps"`` refused and
+``"auto"`` the adjoint."""
 
 import json
 import os
@@ -35,17 +36,17 @@ try:
 except ValueError as error:
     refused = str(error)
 with jax.enable_x64(True):
-    solver = OdeSolve(Robertson(), method=method, rtol=1e-6, atol=1e-10)
+    solver = OdeSolve(Robertson(), method=method, rtol=1e-6, atol=1e-10)  # "auto"
     args = [jnp.asarray(a) for a in args]
     grads = jax.grad(lambda *a: jnp.sum(jnp.asarray(weights) * solver(*a)), (0, 1, 2))(*args)
-print(json.dumps({"followed": followed, "refused": refused,
+print(json.dumps({"followed": followed, "refused": refused, "auto": solver.sensitivity_used,
                   "grads": [g.tolist() for g in grads]}))
 """
 
 
 def _here(method):
     with jax.enable_x64(True):
-        solver = OdeSolve(Robertson(), method=method, rtol=1e-6, atol=1e-10)
+        solver = OdeSolve(Robertson(), method, rtol=1e-6, atol=1e-10, sensitivity="adjoint")
         args = [jnp.asarray(a) for a in ARGS]
         loss = lambda *a: jnp.sum(jnp.asarray(WEIGHTS) * solver(*a))  # noqa: E731
         return [np.asarray(g) for g in jax.grad(loss, (0, 1, 2))(*args)]
@@ -66,5 +67,8 @@ def test_an_unknown_scipy_gets_scipys_public_path_and_the_same_gradient():
         there = json.loads(done.stdout.strip().splitlines()[-1])
         assert there["followed"] == [False, False]
         assert "SciPy 1.11-1.18; this is SciPy 1.99.0" in there["refused"]
+        # "auto" takes the steps of BDF and RK45 here, and falls back to the adjoint there
+        assert OdeSolve(Robertson(), method=method).sensitivity_used == "steps"
+        assert there["auto"] == "adjoint"
         for ours, theirs in zip(_here(method), there["grads"], strict=True):
             np.testing.assert_array_equal(ours, np.asarray(theirs))

@@ -252,3 +252,42 @@ def test_steps_are_refused_under_a_scipy_whose_step_code_was_not_compared(monkey
     ):
         OdeSolve(Damped(), method="RK45", sensitivity="steps")
     OdeSolve(Damped(), method="RK45", sensitivity="adjoint")  # the others stand
+
+
+def test_auto_takes_the_steps_of_bdf_and_rk45_and_the_adjoint_elsewhere(monkeypatch):
+    from jaxbridge.adapters.integrate import ode_solve
+
+    chosen = {m: OdeSolve(Damped(), method=m).sensitivity_used for m in ode_solve.METHODS}
+    assert chosen == {
+        "BDF": "steps",
+        "RK45": "steps",
+        "Radau": "adjoint",
+        "RK23": "adjoint",
+        "LSODA": "adjoint",
+        "DOP853": "adjoint",
+    }
+    # the adjoint's own option asks for the adjoint; an explicit choice stands
+    assert OdeSolve(Damped(), control_quadrature=True).sensitivity_used == "adjoint"
+    for sensitivity in ("adjoint", "forward", "steps"):
+        assert OdeSolve(Damped(), sensitivity=sensitivity).sensitivity_used == sensitivity
+    monkeypatch.setattr(ode_solve, "STEPS_FOLLOWED", False)
+    assert OdeSolve(Damped(), method="BDF").sensitivity_used == "adjoint"
+
+
+@pytest.mark.parametrize(("method", "expected"), [("BDF", "steps"), ("Radau", "adjoint")])
+def test_auto_differentiates_as_the_sensitivity_it_chose(method, expected):
+    """The default's gradient and tangent are those of its choice, to the bit."""
+    with jax.enable_x64(True):
+        y0, theta, ts = (jnp.asarray(a) for a in ARGS)
+        weights = jnp.asarray(WEIGHTS)
+
+        def derivatives(**options):
+            solver = OdeSolve(Damped(), method=method, rtol=1e-6, **options)
+            loss = lambda *a: jnp.sum(weights * solver(*a))  # noqa: E731
+            grads = jax.grad(loss, (0, 1, 2))(y0, theta, ts)
+            tangent = jax.jvp(loss, (y0, theta, ts), (jnp.ones(2), -jnp.ones(2), ts))[1]
+            return [*grads, tangent]
+
+        chosen, default = derivatives(sensitivity=expected), derivatives()
+    for a, b in zip(chosen, default, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -45,7 +45,7 @@ class Settings(Protocol):
     @property
     def control_quadrature(self) -> bool: ...
     @property
-    def sensitivity(self) -> str: ...
+    def sensitivity_used(self) -> str: ...
 
 
 def integrate(
@@ -254,7 +254,7 @@ def solve(
     if len(ts) == 1:
         return ys, None
     steps = None
-    if dense and settings.sensitivity == "steps":
+    if dense and settings.sensitivity_used == "steps":
         steps = recorder(settings.method, ts[0], 1.0, y0)
     values, interpolant = integrate(
         settings,

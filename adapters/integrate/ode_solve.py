@@ -28,6 +28,12 @@ from ._ode import (
 from ._steps import RECORDED
 from ._trajectories import kept, nbytes
 
+SENSITIVITIES = ("auto", "adjoint", "forward", "steps")
+
+AUTO_STEPS = frozenset({"BDF", "RK45"})
+"""The methods whose derivatives ``sensitivity="auto"`` takes through the steps: there they
+were measured more accurate than the adjoint, and faster (``OdeSolve``'s docstring)."""
+
 _RHS_SIGNATURE = re.compile(r"^\(\),\((\w+)\),\((\w+)\)->\((\w+)\)$")
 
 
@@ -151,7 +157,7 @@ class OdeSolve(jb.Adapter):
     max_step: float = np.inf
     max_evaluations: int = 100_000
     control_quadrature: bool = False
-    sensitivity: str = "adjoint"
+    sensitivity: str = "auto"
     on_failure: OnFailure = "raise"
 
     signature = "(n),(p),(k)->(k,n)"
@@ -171,7 +177,7 @@ class OdeSolve(jb.Adapter):
                 f"got {self.rhs.signature!r}."
             )
         check_choice("OdeSolve", "method", self.method, METHODS)
-        check_choice("OdeSolve", "sensitivity", self.sensitivity, ("adjoint", "forward", "steps"))
+        check_choice("OdeSolve", "sensitivity", self.sensitivity, SENSITIVITIES)
         if self.sensitivity == "steps" and self.method not in RECORDED:
             raise ValueError(
                 f"OdeSolve: sensitivity='steps' differentiates the steps of a solve: parameter "
@@ -198,12 +204,20 @@ class OdeSolve(jb.Adapter):
                 f"{self.control_quadrature!r}."
             )
 
+    @property
+    def sensitivity_used(self) -> str:
+        """The way derivatives are taken: ``sensitivity``, or the one ``"auto"`` chose."""
+        if self.sensitivity != "auto":
+            return self.sensitivity
+        chosen = STEPS_FOLLOWED and self.method in AUTO_STEPS and not self.control_quadrature
+        return "steps" if chosen else "adjoint"
+
     def output_specs(self, y0, theta, ts):
         return jax.ShapeDtypeStruct((*ts.shape, *y0.shape), jb.result_dtype(y0, theta, ts))
 
     def residual_specs(self, y0, theta, ts):
         n, p = y0.shape[0], theta.shape[0]
-        if self.sensitivity != "forward":
+        if self.sensitivity_used != "forward":
             return ()
         shape = (*ts.shape, n, n + p)
         return jax.ShapeDtypeStruct(shape, jb.result_dtype(y0, theta, ts))
@@ -213,8 +227,8 @@ class OdeSolve(jb.Adapter):
         y0, theta, ts = _checked_inputs(y0, theta, ts)
         k, n, p = len(ts), len(y0), len(theta)
         # integrated, or kept, only where a rule will read them
-        forward_sensitivity = self.sensitivity == "forward" and residuals
-        keep = self.sensitivity != "forward" and residuals
+        forward_sensitivity = self.sensitivity_used == "forward" and residuals
+        keep = not forward_sensitivity and residuals
         if k == 0:
             empty = np.zeros((0, n), dtype), np.zeros((0, n, n + p), dtype)
             return empty if forward_sensitivity else empty[0]
