@@ -1,5 +1,6 @@
 """``OdeSolve``: ``y' = f(t, y, θ)`` by ``scipy.integrate.solve_ivp`` (BDF, Radau, LSODA, ...),
-differentiable in ``y0``, ``θ`` and every output time, by the adjoint or forward sensitivities."""
+differentiable in ``y0``, ``θ`` and every output time: through the solve's steps, by the adjoint
+or by forward sensitivities."""
 
 import re
 
@@ -85,7 +86,18 @@ class OdeSolve(jb.Adapter):
             more accurate (see ``rtol``), for 10-45% more time in the backward (measured).
             Off by default, as in CVODES: held to ``atol`` from 0, at tight tolerances it
             can make BDF's Newton iterations fail on rounding alone.
-        sensitivity: ``"adjoint"`` (the default): a call that is differentiated solves
+        sensitivity: ``"auto"`` (the default): ``"steps"`` for BDF and RK45, whose steps
+            were measured more accurate than the adjoint in every case below, and faster
+            but for a large system without a ``jacobian`` hook (ask for ``"adjoint"`` by
+            name there); the more output times the loss reads, the larger the gain, as
+            the adjoint restarts at each (``examples/stiff_kinetics.py``, BDF on
+            Robertson's problem at 31 output times: 0.17 s a gradient against the
+            adjoint's 1.6 s, and BFGS converged in 18 gradients where the adjoint's,
+            inconsistent with the computed loss at the tolerance, ended in a line-search
+            failure after 61). ``"adjoint"`` for the other methods, with
+            ``control_quadrature`` (the adjoint's option), and under a SciPy whose step
+            code was not compared (below). ``sensitivity_used`` says which.
+            ``"adjoint"``: a call that is differentiated solves
             with dense output and keeps the interpolant on the host; the backward integrates
             the adjoint ``λ' = -∂f/∂yᵀ λ`` (with the quadrature of ``λᵀ ∂f/∂θ``) backwards
             along it with the same method, and the forward mode the directional sensitivity
@@ -106,9 +118,8 @@ class OdeSolve(jb.Adapter):
             transposes of each other. A call that is not differentiated solves for ``y``
             alone, and the outputs are that solve's in both cases. Measured (``value_and_grad``
             against the value, Robertson): BDF 3.0-3.3x by the adjoint, 5.3-6.0x by
-            forward sensitivities (Radau 4.0-4.1x and 8.2-8.6x): the adjoint stays the
-            default, the forward sensitivities are the accurate choice (above), and for
-            BDF and Radau the steps (below) are the fast one.
+            forward sensitivities (Radau 4.0-4.1x and 8.2-8.6x): the forward sensitivities
+            are the accurate choice (above), the steps (below) the fast one.
             ``"steps"`` (RK23, RK45, Radau and BDF): a call that is differentiated keeps the
             steps its solve took, and the backward and the forward mode differentiate exactly
             those, the step sizes (and BDF's orders) held as the solve chose them
