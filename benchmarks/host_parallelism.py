@@ -109,9 +109,11 @@ def main() -> None:
             "jit(vmap(OdeSolve)) value": bridged(OdeSolve(Robertson(), **tolerances)),
             "  the same, threads = 2": bridged(TwoThreads(Robertson(), **tolerances)),
             f"  the same, processes = {workers}": bridged(InWorkers(Robertson(), **tolerances)),
-            "jit(value_and_grad), adjoint": gradient(OdeSolve(Robertson(), **tolerances)),
+            "jit(value_and_grad), adjoint": gradient(
+                OdeSolve(Robertson(), sensitivity="adjoint", **tolerances)
+            ),
             f"  its value_and_grad, processes = {workers}": gradient(
-                InWorkers(Robertson(), **tolerances)
+                InWorkers(Robertson(), sensitivity="adjoint", **tolerances)
             ),
             "process pool, a task per element": lambda end=end: list(
                 pool.map(solve_one, thetas, [end] * len(thetas))

@@ -16,7 +16,8 @@ beside. Not a test: nothing is asserted.
   forward sensitivities and the steps), and Lotka-Volterra with RK45 (the
   adjoint and the steps); diffrax (Kvaerno5) beside Robertson where installed; BDF on a
   reaction-diffusion system of 40 unknowns, the adjoint and the steps, with a
-  ``jacobian`` hook and without.
+  ``jacobian`` hook and without; BDF on Robertson over [0, 1e5] with a loss on 31 output
+  times (a fit's), the default ("auto": the steps), the adjoint and forward sensitivities.
 
     python benchmarks/solvers.py           # 11 rounds
     python benchmarks/solvers.py --quick   # 2 rounds, fewer rows: a smoke run
@@ -566,7 +567,7 @@ def ode_rows(rounds: int, methods: tuple[str, ...], contender: bool) -> None:
         )
     lv_y0, lv_theta = np.array([1.0, 0.5]), np.array([1.5, 1.0, 1.0, 3.0])
     y0, theta, ts = map(jnp.asarray, (lv_y0, lv_theta, LOTKA_TIMES))
-    solver = OdeSolve(LotkaVolterra(), method="RK45", **NON_STIFF)
+    solver = OdeSolve(LotkaVolterra(), method="RK45", sensitivity="adjoint", **NON_STIFF)
     stepped = OdeSolve(LotkaVolterra(), method="RK45", sensitivity="steps", **NON_STIFF)
     value = jax.jit(solver)
     loss = jax.jit(jax.value_and_grad(lambda y0, t: solver(y0, t, ts).sum(), (0, 1)))
@@ -589,6 +590,47 @@ def ode_rows(rounds: int, methods: tuple[str, ...], contender: bool) -> None:
     }
     table(
         "OdeSolve(RK45), Lotka-Volterra over [0, 10], 11 outputs, rtol 1e-8, atol 1e-10",
+        contenders,
+        "scipy.integrate.solve_ivp",
+        rounds,
+    )
+
+
+def fit_rows(rounds: int) -> None:
+    """A fit's loss reads the solution at many times (``examples/stiff_kinetics.py``'s
+    setting): the adjoint restarts at each, the steps do not."""
+    y0_host, theta_host = np.array([1.0, 0.0, 0.0]), np.log([0.04, 3.0e7, 1.0e4])
+    times = np.concatenate([[0.0], np.logspace(-5, 5, 30)])
+    tolerances = {"rtol": 1e-7, "atol": 1e-14}
+    y0, theta, ts = map(jnp.asarray, (y0_host, theta_host, times))
+    weights = jnp.asarray(np.random.default_rng(1).uniform(0.5, 1.5, (len(times), 3)))
+    contenders: dict[str, Callable[[], object]] = {
+        "scipy.integrate.solve_ivp": lambda: (
+            scipy.integrate.solve_ivp(
+                robertson,
+                (0.0, times[-1]),
+                y0_host,
+                method="BDF",
+                t_eval=times,
+                args=(theta_host,),
+                jac=robertson_jacobian,
+                **tolerances,
+            ).y
+        ),
+        "jit(OdeSolve) value": lambda v=jax.jit(OdeSolve(Robertson(), **tolerances)): v(
+            y0, theta, ts
+        ),
+    }
+    for sensitivity in ("auto", "adjoint", "forward"):
+        solver = OdeSolve(Robertson(), sensitivity=sensitivity, **tolerances)
+        loss = jax.jit(
+            jax.value_and_grad(lambda y0, t, s=solver: jnp.sum(weights * s(y0, t, ts)), (0, 1))
+        )
+        used = solver.sensitivity_used
+        name = f"{sensitivity} ({used})" if used != sensitivity else sensitivity
+        contenders[f"jit(value_and_grad), {name}"] = lambda f=loss: f(y0, theta)
+    table(
+        "OdeSolve(BDF), Robertson over [0, 1e5], a loss on 31 output times, rtol 1e-7, atol 1e-14",
         contenders,
         "scipy.integrate.solve_ivp",
         rounds,
@@ -675,6 +717,7 @@ def main() -> None:
         "least_squares": lambda: (least_squares_rows(rounds), many_parameter_rows(rounds)),
         "ode": lambda: (
             ode_rows(rounds, ("BDF",) if quick else ("BDF", "Radau"), not quick),
+            None if quick else fit_rows(rounds),
             None if quick else reaction_rows(rounds),
         ),
     }
