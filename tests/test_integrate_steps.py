@@ -254,27 +254,32 @@ def test_steps_are_refused_under_a_scipy_whose_step_code_was_not_compared(monkey
     OdeSolve(Damped(), method="RK45", sensitivity="adjoint")  # the others stand
 
 
-def test_auto_takes_the_steps_of_bdf_and_rk45_and_the_adjoint_elsewhere(monkeypatch):
+def test_auto_takes_the_steps_of_rk45_and_hooked_bdf_and_the_adjoint_elsewhere(monkeypatch):
     from jaxbridge.adapters.integrate import ode_solve
 
-    chosen = {m: OdeSolve(Damped(), method=m).sensitivity_used for m in ode_solve.METHODS}
+    chosen = {m: OdeSolve(Robertson(), method=m).sensitivity_used for m in ode_solve.METHODS}
     assert chosen == {
-        "BDF": "steps",
+        "BDF": "steps",  # (with the hook; without it, below)
         "RK45": "steps",
         "Radau": "adjoint",
         "RK23": "adjoint",
         "LSODA": "adjoint",
         "DOP853": "adjoint",
     }
+    assert OdeSolve(Damped(), method="BDF").sensitivity_used == "adjoint"  # no hook
+    assert OdeSolve(Damped(), method="RK45").sensitivity_used == "steps"
     # the adjoint's own option asks for the adjoint; an explicit choice stands
-    assert OdeSolve(Damped(), control_quadrature=True).sensitivity_used == "adjoint"
+    assert OdeSolve(Robertson(), control_quadrature=True).sensitivity_used == "adjoint"
     for sensitivity in ("adjoint", "forward", "steps"):
         assert OdeSolve(Damped(), sensitivity=sensitivity).sensitivity_used == sensitivity
     monkeypatch.setattr(ode_solve, "STEPS_FOLLOWED", False)
-    assert OdeSolve(Damped(), method="BDF").sensitivity_used == "adjoint"
+    assert OdeSolve(Robertson(), method="BDF").sensitivity_used == "adjoint"
+    assert OdeSolve(Damped(), method="RK45").sensitivity_used == "adjoint"
 
 
-@pytest.mark.parametrize(("method", "expected"), [("BDF", "steps"), ("Radau", "adjoint")])
+@pytest.mark.parametrize(
+    ("method", "expected"), [("RK45", "steps"), ("BDF", "adjoint"), ("Radau", "adjoint")]
+)
 def test_auto_differentiates_as_the_sensitivity_it_chose(method, expected):
     """The default's gradient and tangent are those of its choice, to the bit."""
     with jax.enable_x64(True):

@@ -31,9 +31,6 @@ from ._trajectories import kept, nbytes
 
 SENSITIVITIES = ("auto", "adjoint", "forward", "steps")
 
-AUTO_STEPS = frozenset({"BDF", "RK45"})
-"""The methods whose derivatives ``sensitivity="auto"`` takes through the steps: there they
-were measured more accurate than the adjoint, and faster (``OdeSolve``'s docstring)."""
 
 _RHS_SIGNATURE = re.compile(r"^\(\),\((\w+)\),\((\w+)\)->\((\w+)\)$")
 
@@ -86,17 +83,20 @@ class OdeSolve(jb.Adapter):
             more accurate (see ``rtol``), for 10-45% more time in the backward (measured).
             Off by default, as in CVODES: held to ``atol`` from 0, at tight tolerances it
             can make BDF's Newton iterations fail on rounding alone.
-        sensitivity: ``"auto"`` (the default): ``"steps"`` for BDF and RK45, whose steps
-            were measured more accurate than the adjoint in every case below, and faster
-            but for a large system without a ``jacobian`` hook (ask for ``"adjoint"`` by
-            name there); the more output times the loss reads, the larger the gain, as
-            the adjoint restarts at each (``examples/stiff_kinetics.py``, BDF on
-            Robertson's problem at 31 output times: 0.17 s a gradient against the
-            adjoint's 1.6 s, and BFGS converged in 18 gradients where the adjoint's,
-            inconsistent with the computed loss at the tolerance, ended in a line-search
-            failure after 61). ``"adjoint"`` for the other methods, with
-            ``control_quadrature`` (the adjoint's option), and under a SciPy whose step
-            code was not compared (below). ``sensitivity_used`` says which.
+        sensitivity: ``"auto"`` (the default): ``"steps"`` for RK45, and for BDF where the
+            rhs has a ``jacobian`` hook: there the steps were measured more accurate than
+            the adjoint in every case below, and faster; the more output times the loss
+            reads, the larger the gain, as the adjoint restarts at each
+            (``examples/stiff_kinetics.py``, BDF on Robertson's problem at 31 output
+            times: 0.17 s a gradient against the adjoint's 1.6 s, and BFGS converged in 18
+            gradients where the adjoint's, inconsistent with the computed loss at the
+            tolerance, ended in a line-search failure after 61). ``"adjoint"`` otherwise:
+            BDF's steps without the hook need ``n`` backward calls a step for its
+            Jacobian (still more accurate, faster on 3 unknowns, twice as slow on 40),
+            Radau's and RK23's steps were less accurate in some cases, LSODA and DOP853
+            have none; and with ``control_quadrature`` (the adjoint's option), and under a
+            SciPy whose step code was not compared (below). ``sensitivity_used`` says
+            which.
             ``"adjoint"``: a call that is differentiated solves
             with dense output and keeps the interpolant on the host; the backward integrates
             the adjoint ``λ' = -∂f/∂yᵀ λ`` (with the quadrature of ``λᵀ ∂f/∂θ``) backwards
@@ -220,8 +220,11 @@ class OdeSolve(jb.Adapter):
         """The way derivatives are taken: ``sensitivity``, or the one ``"auto"`` chose."""
         if self.sensitivity != "auto":
             return self.sensitivity
-        chosen = STEPS_FOLLOWED and self.method in AUTO_STEPS and not self.control_quadrature
-        return "steps" if chosen else "adjoint"
+        # where the steps were measured more accurate than the adjoint, and faster (BDF's
+        # steps need a Jacobian each: from n backward calls without the hook, slower)
+        hooked = getattr(self.rhs, "jacobian", None) is not None
+        steps = self.method == "RK45" or (self.method == "BDF" and hooked)
+        return "steps" if steps and STEPS_FOLLOWED and not self.control_quadrature else "adjoint"
 
     def output_specs(self, y0, theta, ts):
         return jax.ShapeDtypeStruct((*ts.shape, *y0.shape), jb.result_dtype(y0, theta, ts))
