@@ -16,8 +16,9 @@ beside. Not a test: nothing is asserted.
   forward sensitivities and the steps), and Lotka-Volterra with RK45 (the
   adjoint and the steps); diffrax (Kvaerno5) beside Robertson where installed; BDF on a
   reaction-diffusion system of 40 unknowns, the adjoint and the steps, with a
-  ``jacobian`` hook and without; BDF on Robertson over [0, 1e5] with a loss on 31 output
-  times (a fit's), the default ("auto": the steps), the adjoint and forward sensitivities.
+  ``jacobian`` hook and without (looped, and vectorized); BDF on Robertson over [0, 1e5]
+  with a loss on 31 output times (a fit's), the default ("auto": the steps), the adjoint
+  and forward sensitivities.
 
     python benchmarks/solvers.py           # 11 rounds
     python benchmarks/solvers.py --quick   # 2 rounds, fewer rows: a smoke run
@@ -319,6 +320,24 @@ class Reaction(RightHandSide):
 class HookedReaction(Reaction):
     def jacobian(self, t, y, theta):
         return self._jacobians(t, y, theta)[0]
+
+
+class VectorizedReaction(Reaction):
+    """``Reaction`` written for leading batch axes (``vectorized``), no hook: a Jacobian is
+    one backward call on a stack of unit cotangents."""
+
+    vectorized = True
+
+    def forward(self, t, y, theta):
+        diffusion = np.exp(theta[..., :1]) * (y @ _REACTION_LAPLACIAN.T)
+        return diffusion + theta[..., 1:2] * (y - y**3)
+
+    def backward(self, res, g):
+        t, y, theta, _ = res
+        rate = np.exp(theta[..., 0])
+        ybar = rate[..., None] * (g @ _REACTION_LAPLACIAN) + theta[..., 1:2] * (1 - 3 * y**2) * g
+        by_rate = rate * np.sum(g * (y @ _REACTION_LAPLACIAN.T), -1)
+        return None, ybar, np.stack([by_rate, np.sum(g * (y - y**3), -1)], -1)
 
 
 # ------------------------------------------------------------------------------- the rows
@@ -639,14 +658,20 @@ def fit_rows(rounds: int) -> None:
 
 def reaction_rows(rounds: int) -> None:
     """A larger stiff system: BDF's derivatives by the adjoint and by the steps, with a
-    ``jacobian`` hook and without (then each recorded step's Jacobian is 40 backward calls)."""
+    ``jacobian`` hook and without (then each recorded step's Jacobian is 40 backward calls,
+    or one for a ``vectorized`` rhs)."""
     xs = np.linspace(_REACTION_H, 1 - _REACTION_H, REACTION_N)
     y0 = jnp.asarray(0.5 * np.sin(np.pi * xs) + 0.2 * np.sin(3 * np.pi * xs))
     theta, ts = jnp.asarray([np.log(0.5), 3.0]), jnp.linspace(0.0, 2.0, 5)
     weights = jnp.asarray(np.cos(np.arange(REACTION_N)))
     tolerances = {"rtol": 1e-6, "atol": 1e-9}
     contenders: dict[str, Callable[[], object]] = {}
-    for name, rhs in (("jacobian hook", HookedReaction()), ("no hook", Reaction())):
+    rhss = (
+        ("jacobian hook", HookedReaction()),
+        ("no hook", Reaction()),
+        ("no hook, vectorized", VectorizedReaction()),
+    )
+    for name, rhs in rhss:
         value = jax.jit(OdeSolve(rhs, **tolerances))
         contenders[f"jit(OdeSolve) value, {name}"] = lambda v=value: v(y0, theta, ts)
         for sensitivity in ("adjoint", "steps"):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.integrate
 import scipy.sparse
-from _integrate_cases import Damped, Robertson, Rotation
+from _integrate_cases import Damped, Robertson, Rotation, VectorizedDecay
 from scipy.integrate._ivp.bdf import change_D
 
 from jaxbridge.adapters.integrate import OdeSolve
@@ -254,7 +254,9 @@ def test_steps_are_refused_under_a_scipy_whose_step_code_was_not_compared(monkey
     OdeSolve(Damped(), method="RK45", sensitivity="adjoint")  # the others stand
 
 
-def test_auto_takes_the_steps_of_rk45_and_hooked_bdf_and_the_adjoint_elsewhere(monkeypatch):
+def test_auto_takes_the_steps_of_rk45_and_of_bdf_with_cheap_jacobians_else_the_adjoint(
+    monkeypatch,
+):
     from jaxbridge.adapters.integrate import ode_solve
 
     chosen = {m: OdeSolve(Robertson(), method=m).sensitivity_used for m in ode_solve.METHODS}
@@ -267,6 +269,7 @@ def test_auto_takes_the_steps_of_rk45_and_hooked_bdf_and_the_adjoint_elsewhere(m
         "DOP853": "adjoint",
     }
     assert OdeSolve(Damped(), method="BDF").sensitivity_used == "adjoint"  # no hook
+    assert OdeSolve(VectorizedDecay(), method="BDF").sensitivity_used == "steps"  # one call
     assert OdeSolve(Damped(), method="RK45").sensitivity_used == "steps"
     # the adjoint's own option asks for the adjoint; an explicit choice stands
     assert OdeSolve(Robertson(), control_quadrature=True).sensitivity_used == "adjoint"

@@ -84,19 +84,19 @@ class OdeSolve(jb.Adapter):
             Off by default, as in CVODES: held to ``atol`` from 0, at tight tolerances it
             can make BDF's Newton iterations fail on rounding alone.
         sensitivity: ``"auto"`` (the default): ``"steps"`` for RK45, and for BDF where the
-            rhs has a ``jacobian`` hook: there the steps were measured more accurate than
-            the adjoint in every case below, and faster; the more output times the loss
-            reads, the larger the gain, as the adjoint restarts at each
+            rhs has a ``jacobian`` hook or is ``vectorized`` (a step's Jacobian is then the
+            hook, or one batched backward call): there the steps were measured more
+            accurate than the adjoint in every case below, and faster; the more output
+            times the loss reads, the larger the gain, as the adjoint restarts at each
             (``examples/stiff_kinetics.py``, BDF on Robertson's problem at 31 output
             times: 0.17 s a gradient against the adjoint's 1.6 s, and BFGS converged in 18
             gradients where the adjoint's, inconsistent with the computed loss at the
             tolerance, ended in a line-search failure after 61). ``"adjoint"`` otherwise:
-            BDF's steps without the hook need ``n`` backward calls a step for its
-            Jacobian (still more accurate, faster on 3 unknowns, twice as slow on 40),
-            Radau's and RK23's steps were less accurate in some cases, LSODA and DOP853
-            have none; and with ``control_quadrature`` (the adjoint's option), and under a
-            SciPy whose step code was not compared (below). ``sensitivity_used`` says
-            which.
+            for BDF with neither, each step's Jacobian takes ``n`` backward calls (still
+            more accurate; faster on 3 unknowns, twice the adjoint's time on 40); Radau's
+            and RK23's steps were less accurate in some cases; LSODA and DOP853 have none;
+            and with ``control_quadrature`` (the adjoint's option), and under a SciPy whose
+            step code was not compared (below). ``sensitivity_used`` says which.
             ``"adjoint"``: a call that is differentiated solves
             with dense output and keeps the interpolant on the host; the backward integrates
             the adjoint ``λ' = -∂f/∂yᵀ λ`` (with the quadrature of ``λᵀ ∂f/∂θ``) backwards
@@ -221,9 +221,10 @@ class OdeSolve(jb.Adapter):
         if self.sensitivity != "auto":
             return self.sensitivity
         # where the steps were measured more accurate than the adjoint, and faster (BDF's
-        # steps need a Jacobian each: from n backward calls without the hook, slower)
-        hooked = getattr(self.rhs, "jacobian", None) is not None
-        steps = self.method == "RK45" or (self.method == "BDF" and hooked)
+        # steps need a Jacobian each: from n backward calls without the hook, slower, or
+        # one batched call for a vectorized rhs)
+        jacobians = getattr(self.rhs, "jacobian", None) is not None or self.rhs.vectorized
+        steps = self.method == "RK45" or (self.method == "BDF" and jacobians)
         return "steps" if steps and STEPS_FOLLOWED and not self.control_quadrature else "adjoint"
 
     def output_specs(self, y0, theta, ts):
