@@ -85,7 +85,7 @@ def _why(owner: str, processes: int, error: object) -> str:
 def _workers(processes: int) -> tuple[ProcessPoolExecutor, ...]:
     """One executor per worker process, so that chunk ``i`` of every call goes to worker
     ``i``: a backward meets the host state its forward left for the same elements (the
-    solutions ``OdeSolve`` keeps for its adjoint), as long as the batch is the same."""
+    solutions ``OdeSolve`` keeps for its derivatives), as long as the batch is the same."""
     context = multiprocessing.get_context("spawn")
     return tuple(ProcessPoolExecutor(1, mp_context=context) for _ in range(processes))
 
