@@ -190,6 +190,11 @@ def block_diagonal(block: Any, count: int) -> Any:
     return scipy.linalg.block_diag(*([block] * count))
 
 
+def jacobian_hook(rhs: jb.Adapter) -> Callable[..., Any] | None:
+    """The rhs's own ``jacobian(t, y, theta)`` (``∂f/∂y``), where it defines one."""
+    return getattr(rhs, "jacobian", None)
+
+
 class Dynamics:
     """The right-hand side with ``theta`` fixed, as SciPy calls it: ``f(t, y)``, its
     Jacobians, and products with them, on float64 arrays."""
@@ -199,7 +204,7 @@ class Dynamics:
         self.host = HostFunction(rhs, "OdeSolve's rhs", (n,))
         self.theta = theta
         self.n = n
-        self.hook = getattr(rhs, "jacobian", None)
+        self.hook = jacobian_hook(rhs)
 
     def args(self, t: float, y: np.ndarray) -> tuple[np.ndarray, ...]:
         return np.asarray(t, np.float64), np.asarray(y, np.float64), self.theta

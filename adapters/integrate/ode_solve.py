@@ -22,6 +22,7 @@ from ._ode import (
     METHODS,
     Dynamics,
     adjoint,
+    jacobian_hook,
     solve,
     solve_with_sensitivities,
     tangent,
@@ -223,7 +224,7 @@ class OdeSolve(jb.Adapter):
         # where the steps were measured more accurate than the adjoint, and faster (BDF's
         # steps need a Jacobian each: from n backward calls without the hook, slower, or
         # one batched call for a vectorized rhs)
-        jacobians = getattr(self.rhs, "jacobian", None) is not None or self.rhs.vectorized
+        jacobians = jacobian_hook(self.rhs) is not None or self.rhs.vectorized
         steps = self.method == "RK45" or (self.method == "BDF" and jacobians)
         return "steps" if steps and STEPS_FOLLOWED and not self.control_quadrature else "adjoint"
 
