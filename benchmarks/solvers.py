@@ -645,7 +645,7 @@ def fit_rows(rounds: int) -> None:
         loss = jax.jit(
             jax.value_and_grad(lambda y0, t, s=solver: jnp.sum(weights * s(y0, t, ts)), (0, 1))
         )
-        used = solver.sensitivity_used
+        used = solver.sensitivity_for(3)
         name = f"{sensitivity} ({used})" if used != sensitivity else sensitivity
         contenders[f"jit(value_and_grad), {name}"] = lambda f=loss: f(y0, theta)
     table(

@@ -39,7 +39,7 @@ with jax.enable_x64(True):
     solver = OdeSolve(Robertson(), method=method, rtol=1e-6, atol=1e-10)  # "auto"
     args = [jnp.asarray(a) for a in args]
     grads = jax.grad(lambda *a: jnp.sum(jnp.asarray(weights) * solver(*a)), (0, 1, 2))(*args)
-print(json.dumps({"followed": followed, "refused": refused, "auto": solver.sensitivity_used,
+print(json.dumps({"followed": followed, "refused": refused, "auto": solver.sensitivity_for(3),
                   "grads": [g.tolist() for g in grads]}))
 """
 
@@ -68,7 +68,7 @@ def test_an_unknown_scipy_gets_scipys_public_path_and_the_same_gradient():
         assert there["followed"] == [False, False]
         assert "SciPy 1.11-1.18; this is SciPy 1.99.0" in there["refused"]
         # "auto" takes the steps of BDF and RK45 here, and falls back to the adjoint there
-        assert OdeSolve(Robertson(), method=method).sensitivity_used == "steps"
+        assert OdeSolve(Robertson(), method=method).sensitivity_for(3) == "steps"
         assert there["auto"] == "adjoint"
         for ours, theirs in zip(_here(method), there["grads"], strict=True):
             np.testing.assert_array_equal(ours, np.asarray(theirs))

@@ -259,43 +259,53 @@ def test_auto_takes_the_steps_of_rk45_and_of_bdf_with_cheap_jacobians_else_the_a
 ):
     from jaxbridge.adapters.integrate import ode_solve
 
-    chosen = {m: OdeSolve(Robertson(), method=m).sensitivity_used for m in ode_solve.METHODS}
+    many = ode_solve.LOOPED_STEPS + 1
+    chosen = {m: OdeSolve(Robertson(), method=m).sensitivity_for(3) for m in ode_solve.METHODS}
     assert chosen == {
-        "BDF": "steps",  # (with the hook; without it, below)
+        "BDF": "steps",
         "RK45": "steps",
         "Radau": "adjoint",
         "RK23": "adjoint",
         "LSODA": "adjoint",
         "DOP853": "adjoint",
     }
-    assert OdeSolve(Damped(), method="BDF").sensitivity_used == "adjoint"  # no hook
-    assert OdeSolve(VectorizedDecay(), method="BDF").sensitivity_used == "steps"  # one call
-    assert OdeSolve(Damped(), method="RK45").sensitivity_used == "steps"
+    # BDF: a step's Jacobian from the hook, one batched call, or n backward calls (few)
+    assert OdeSolve(Robertson(), method="BDF").sensitivity_for(many) == "steps"  # the hook
+    assert OdeSolve(VectorizedDecay(), method="BDF").sensitivity_for(many) == "steps"
+    assert OdeSolve(Damped(), method="BDF").sensitivity_for(many - 1) == "steps"
+    assert OdeSolve(Damped(), method="BDF").sensitivity_for(many) == "adjoint"
+    assert OdeSolve(Damped(), method="RK45").sensitivity_for(many) == "steps"
     # the adjoint's own option asks for the adjoint; an explicit choice stands
-    assert OdeSolve(Robertson(), control_quadrature=True).sensitivity_used == "adjoint"
+    assert OdeSolve(Robertson(), control_quadrature=True).sensitivity_for(3) == "adjoint"
     for sensitivity in ("adjoint", "forward", "steps"):
-        assert OdeSolve(Damped(), sensitivity=sensitivity).sensitivity_used == sensitivity
+        assert OdeSolve(Damped(), sensitivity=sensitivity).sensitivity_for(2) == sensitivity
     monkeypatch.setattr(ode_solve, "STEPS_FOLLOWED", False)
-    assert OdeSolve(Robertson(), method="BDF").sensitivity_used == "adjoint"
-    assert OdeSolve(Damped(), method="RK45").sensitivity_used == "adjoint"
+    assert OdeSolve(Robertson(), method="BDF").sensitivity_for(3) == "adjoint"
+    assert OdeSolve(Damped(), method="RK45").sensitivity_for(2) == "adjoint"
 
 
 @pytest.mark.parametrize(
-    ("method", "expected"), [("RK45", "steps"), ("BDF", "adjoint"), ("Radau", "adjoint")]
+    ("method", "n", "expected"),
+    [("RK45", 2, "steps"), ("BDF", 2, "steps"), ("BDF", 17, "adjoint"), ("Radau", 2, "adjoint")],
 )
-def test_auto_differentiates_as_the_sensitivity_it_chose(method, expected):
-    """The default's gradient and tangent are those of its choice, to the bit."""
+def test_auto_differentiates_as_the_sensitivity_it_chose(method, n, expected):
+    """The default's gradient and tangent are those of its choice, to the bit (the looped
+    ``Damped``: BDF's steps up to ``LOOPED_STEPS`` unknowns, the adjoint beyond)."""
+    rng = np.random.default_rng(n)
     with jax.enable_x64(True):
-        y0, theta, ts = (jnp.asarray(a) for a in ARGS)
-        weights = jnp.asarray(WEIGHTS)
+        y0, theta, ts = jnp.asarray(rng.uniform(-1, 1, n)), *(jnp.asarray(a) for a in ARGS[1:])
+        weights = jnp.asarray(rng.normal(size=(len(ts), n)))
 
         def derivatives(**options):
             solver = OdeSolve(Damped(), method=method, rtol=1e-6, **options)
             loss = lambda *a: jnp.sum(weights * solver(*a))  # noqa: E731
             grads = jax.grad(loss, (0, 1, 2))(y0, theta, ts)
-            tangent = jax.jvp(loss, (y0, theta, ts), (jnp.ones(2), -jnp.ones(2), ts))[1]
+            tangent = jax.jvp(loss, (y0, theta, ts), (jnp.ones(n), -jnp.ones(2), ts))[1]
             return [*grads, tangent]
 
         chosen, default = derivatives(sensitivity=expected), derivatives()
+        other = derivatives(sensitivity="adjoint" if expected == "steps" else "steps")
+    # (θ's gradients by the two ways differ: equality to the bit tells which one ran)
+    assert not np.array_equal(other[1], default[1])
     for a, b in zip(chosen, default, strict=True):
         np.testing.assert_array_equal(a, b)

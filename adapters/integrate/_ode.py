@@ -44,8 +44,7 @@ class Settings(Protocol):
     def max_evaluations(self) -> int: ...
     @property
     def control_quadrature(self) -> bool: ...
-    @property
-    def sensitivity_used(self) -> str: ...
+    def sensitivity_for(self, n: int, /) -> str: ...
 
 
 def integrate(
@@ -259,7 +258,7 @@ def solve(
     if len(ts) == 1:
         return ys, None
     steps = None
-    if dense and settings.sensitivity_used == "steps":
+    if dense and settings.sensitivity_for(len(y0)) == "steps":
         steps = recorder(settings.method, ts[0], 1.0, y0)
     values, interpolant = integrate(
         settings,

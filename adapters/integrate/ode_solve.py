@@ -32,6 +32,13 @@ from ._trajectories import kept, nbytes
 
 SENSITIVITIES = ("auto", "adjoint", "forward", "steps")
 
+LOOPED_STEPS = 16
+"""The most unknowns for which ``"auto"`` takes BDF's steps when each step's Jacobian is
+``n`` backward calls (no ``jacobian`` hook, not ``vectorized``). Measured on a
+reaction-diffusion system, ``value_and_grad`` by the steps over that by the adjoint: with
+one output time read, 0.9x at 8 and 12 unknowns, 1.07x at 16, 1.2x at 24 and 1.8x at 40;
+with five, 0.3-0.35x up to 16 and 0.55x at 40 (the adjoint restarts at each)."""
+
 
 _RHS_SIGNATURE = re.compile(r"^\(\),\((\w+)\),\((\w+)\)->\((\w+)\)$")
 
@@ -84,20 +91,21 @@ class OdeSolve(jb.Adapter):
             more accurate (see ``rtol``), for 10-45% more time in the backward (measured).
             Off by default, as in CVODES: held to ``atol`` from 0, at tight tolerances it
             can make BDF's Newton iterations fail on rounding alone.
-        sensitivity: ``"auto"`` (the default): ``"steps"`` for RK45, and for BDF where the
-            rhs has a ``jacobian`` hook or is ``vectorized`` (a step's Jacobian is then the
-            hook, or one batched backward call): there the steps were measured more
-            accurate than the adjoint in every case below, and faster; the more output
-            times the loss reads, the larger the gain, as the adjoint restarts at each
-            (``examples/stiff_kinetics.py``, BDF on Robertson's problem at 31 output
-            times: 0.17 s a gradient against the adjoint's 1.6 s, and BFGS converged in 18
-            gradients where the adjoint's, inconsistent with the computed loss at the
-            tolerance, ended in a line-search failure after 61). ``"adjoint"`` otherwise:
-            for BDF with neither, each step's Jacobian takes ``n`` backward calls (still
-            more accurate; faster on 3 unknowns, twice the adjoint's time on 40); Radau's
-            and RK23's steps were less accurate in some cases; LSODA and DOP853 have none;
-            and with ``control_quadrature`` (the adjoint's option), and under a SciPy whose
-            step code was not compared (below). ``sensitivity_used`` says which.
+        sensitivity: ``"auto"`` (the default): ``"steps"`` for RK45, and for BDF where a
+            step's Jacobian is cheap: the rhs has a ``jacobian`` hook, is ``vectorized``
+            (one batched backward call), or has at most 16 unknowns (``n`` backward calls).
+            There the steps were measured more accurate than the adjoint
+            in every case below, and faster; the more output times the loss reads, the
+            larger the gain, as the adjoint restarts at each (``examples/stiff_kinetics.py``,
+            BDF on Robertson's problem at 31 output times: 0.17 s a gradient against the
+            adjoint's 1.6 s, and BFGS converged in 18 gradients where the adjoint's,
+            inconsistent with the computed loss at the tolerance, ended in a line-search
+            failure after 61). ``"adjoint"`` otherwise: for BDF with a larger looped rhs
+            (with one output time read, the steps took 1.2x the adjoint's time on 24
+            unknowns and 1.8x on 40; with five read, 0.55x on 40); Radau's and RK23's steps
+            were less accurate in some cases; LSODA and DOP853 have none; and with
+            ``control_quadrature`` (the adjoint's option), and under a SciPy whose step code
+            was not compared (below). ``sensitivity_for(n)`` says which.
             ``"adjoint"``: a call that is differentiated solves
             with dense output and keeps the interpolant on the host; the backward integrates
             the adjoint ``λ' = -∂f/∂yᵀ λ`` (with the quadrature of ``λᵀ ∂f/∂θ``) backwards
@@ -216,16 +224,16 @@ class OdeSolve(jb.Adapter):
                 f"{self.control_quadrature!r}."
             )
 
-    @property
-    def sensitivity_used(self) -> str:
-        """The way derivatives are taken: ``sensitivity``, or the one ``"auto"`` chose."""
+    def sensitivity_for(self, n: int) -> str:
+        """The way derivatives are taken of a system of ``n`` unknowns: ``sensitivity``, or
+        the one ``"auto"`` chooses."""
         if self.sensitivity != "auto":
             return self.sensitivity
-        # where the steps were measured more accurate than the adjoint, and faster (BDF's
-        # steps need a Jacobian each: from n backward calls without the hook, slower, or
-        # one batched call for a vectorized rhs)
-        jacobians = jacobian_hook(self.rhs) is not None or self.rhs.vectorized
-        steps = self.method == "RK45" or (self.method == "BDF" and jacobians)
+        # where the steps were measured more accurate than the adjoint, and faster: BDF's
+        # steps need a Jacobian each, from the hook, one batched call (vectorized), or n
+        # backward calls (then up to LOOPED_STEPS unknowns)
+        cheap = jacobian_hook(self.rhs) is not None or self.rhs.vectorized or n <= LOOPED_STEPS
+        steps = self.method == "RK45" or (self.method == "BDF" and cheap)
         return "steps" if steps and STEPS_FOLLOWED and not self.control_quadrature else "adjoint"
 
     def output_specs(self, y0, theta, ts):
@@ -233,7 +241,7 @@ class OdeSolve(jb.Adapter):
 
     def residual_specs(self, y0, theta, ts):
         n, p = y0.shape[0], theta.shape[0]
-        if self.sensitivity_used != "forward":
+        if self.sensitivity_for(n) != "forward":
             return ()
         shape = (*ts.shape, n, n + p)
         return jax.ShapeDtypeStruct(shape, jb.result_dtype(y0, theta, ts))
@@ -243,7 +251,7 @@ class OdeSolve(jb.Adapter):
         y0, theta, ts = _checked_inputs(y0, theta, ts)
         k, n, p = len(ts), len(y0), len(theta)
         # integrated, or kept, only where a rule will read them
-        forward_sensitivity = self.sensitivity_used == "forward" and residuals
+        forward_sensitivity = self.sensitivity_for(n) == "forward" and residuals
         keep = not forward_sensitivity and residuals
         if k == 0:
             empty = np.zeros((0, n), dtype), np.zeros((0, n, n + p), dtype)
