@@ -27,6 +27,7 @@ beside. Not a test: nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
 
 import jax
@@ -298,23 +299,36 @@ class LotkaVolterra(RightHandSide):
 
 
 REACTION_N = 40
-_REACTION_H = 1.0 / (REACTION_N + 1)
-_REACTION_LAPLACIAN = (
-    np.diag(-2.0 * np.ones(REACTION_N)) + np.eye(REACTION_N, k=1) + np.eye(REACTION_N, k=-1)
-) / _REACTION_H**2
+
+
+@functools.cache
+def laplacian(n: int) -> np.ndarray:
+    """The second difference on ``n`` interior points of (0, 1), zero at the ends."""
+    return (np.diag(-2.0 * np.ones(n)) + np.eye(n, k=1) + np.eye(n, k=-1)) * (n + 1) ** 2
+
+
+def reaction_start(n: int) -> jax.Array:
+    xs = np.linspace(1, n, n) / (n + 1)
+    return jnp.asarray(0.5 * np.sin(np.pi * xs) + 0.2 * np.sin(3 * np.pi * xs))
 
 
 class Reaction(RightHandSide):
-    """``y' = D Δy + k (y - y³)`` on 40 points (stiff diffusion), ``theta = (log D, k)``;
-    no ``jacobian`` hook: SciPy's Newton iterations get ``∂f/∂y`` from 40 backward calls."""
+    """``y' = D Δy + k (y - y³)`` on ``y``'s points (stiff diffusion), ``theta = (log D,
+    k)``; no ``jacobian`` hook: SciPy's Newton iterations get ``∂f/∂y`` from ``n`` backward
+    calls."""
 
     def forward(self, t, y, theta):
-        return np.exp(theta[0]) * (_REACTION_LAPLACIAN @ y) + theta[1] * (y - y**3)
+        return np.exp(theta[0]) * (laplacian(len(y)) @ y) + theta[1] * (y - y**3)
 
     def _jacobians(self, t, y, theta):
-        jy = np.exp(theta[0]) * _REACTION_LAPLACIAN + np.diag(theta[1] * (1 - 3 * y**2))
-        jt = np.stack([np.exp(theta[0]) * (_REACTION_LAPLACIAN @ y), y - y**3], 1)
+        lap = laplacian(len(y))
+        jy = np.exp(theta[0]) * lap + np.diag(theta[1] * (1 - 3 * y**2))
+        jt = np.stack([np.exp(theta[0]) * (lap @ y), y - y**3], 1)
         return jy, jt
+
+
+REACTION_THETA = jnp.asarray([np.log(0.5), 3.0])
+REACTION_TOLERANCES = {"rtol": 1e-6, "atol": 1e-9}
 
 
 class HookedReaction(Reaction):
@@ -329,14 +343,14 @@ class VectorizedReaction(Reaction):
     vectorized = True
 
     def forward(self, t, y, theta):
-        diffusion = np.exp(theta[..., :1]) * (y @ _REACTION_LAPLACIAN.T)
+        diffusion = np.exp(theta[..., :1]) * (y @ laplacian(y.shape[-1]).T)
         return diffusion + theta[..., 1:2] * (y - y**3)
 
     def backward(self, res, g):
         t, y, theta, _ = res
-        rate = np.exp(theta[..., 0])
-        ybar = rate[..., None] * (g @ _REACTION_LAPLACIAN) + theta[..., 1:2] * (1 - 3 * y**2) * g
-        by_rate = rate * np.sum(g * (y @ _REACTION_LAPLACIAN.T), -1)
+        lap, rate = laplacian(y.shape[-1]), np.exp(theta[..., 0])
+        ybar = rate[..., None] * (g @ lap) + theta[..., 1:2] * (1 - 3 * y**2) * g
+        by_rate = rate * np.sum(g * (y @ lap.T), -1)
         return None, ybar, np.stack([by_rate, np.sum(g * (y - y**3), -1)], -1)
 
 
@@ -660,11 +674,10 @@ def reaction_rows(rounds: int) -> None:
     """A larger stiff system: BDF's derivatives by the adjoint and by the steps, with a
     ``jacobian`` hook and without (then each recorded step's Jacobian is 40 backward calls,
     or one for a ``vectorized`` rhs)."""
-    xs = np.linspace(_REACTION_H, 1 - _REACTION_H, REACTION_N)
-    y0 = jnp.asarray(0.5 * np.sin(np.pi * xs) + 0.2 * np.sin(3 * np.pi * xs))
-    theta, ts = jnp.asarray([np.log(0.5), 3.0]), jnp.linspace(0.0, 2.0, 5)
+    y0 = reaction_start(REACTION_N)
+    theta, ts = REACTION_THETA, jnp.linspace(0.0, 2.0, 5)
     weights = jnp.asarray(np.cos(np.arange(REACTION_N)))
-    tolerances = {"rtol": 1e-6, "atol": 1e-9}
+    tolerances = REACTION_TOLERANCES
     contenders: dict[str, Callable[[], object]] = {}
     rhss = (
         ("jacobian hook", HookedReaction()),
@@ -686,6 +699,39 @@ def reaction_rows(rounds: int) -> None:
         "jit(OdeSolve) value, jacobian hook",
         rounds,
     )
+
+
+def looped_rows(rounds: int) -> None:
+    """BDF with a looped rhs and no hook, by size: each recorded step's Jacobian is ``n``
+    backward calls, so the steps lose to the adjoint as ``n`` grows, and win as the loss
+    reads more output times (the adjoint restarts at each): where ``"auto"`` draws the line
+    (``LOOPED_STEPS``)."""
+    theta, ts = REACTION_THETA, jnp.linspace(0.0, 2.0, 6)
+    for n in (8, 16, 24, 40):
+        y0, weights = reaction_start(n), jnp.asarray(np.cos(np.arange(n)))
+        value = jax.jit(OdeSolve(Reaction(), **REACTION_TOLERANCES))
+        contenders: dict[str, Callable[[], object]] = {
+            "jit(OdeSolve) value": lambda v=value, y0=y0: v(y0, theta, ts)
+        }
+        for read, rows in (("the last output", -1), ("five outputs", slice(1, None))):
+            for sensitivity in ("adjoint", "steps"):
+                solver = OdeSolve(Reaction(), sensitivity=sensitivity, **REACTION_TOLERANCES)
+                loss = jax.jit(
+                    jax.value_and_grad(
+                        lambda y0, t, s=solver, r=rows, w=weights: jnp.sum(s(y0, t, ts)[r] @ w),
+                        (0, 1),
+                    )
+                )
+                name = f"jit(value_and_grad), {sensitivity}, {read}"
+                contenders[name] = lambda f=loss, y0=y0: f(y0, theta)
+        used = OdeSolve(Reaction()).sensitivity_for(n)
+        table(
+            f"OdeSolve(BDF), looped reaction-diffusion without a hook, {n} unknowns ('auto': "
+            f"{used})",
+            contenders,
+            "jit(OdeSolve) value",
+            rounds,
+        )
 
 
 def diffrax_robertson(y0, theta, weights) -> dict[str, Callable[[], object]]:
@@ -744,6 +790,7 @@ def main() -> None:
             ode_rows(rounds, ("BDF",) if quick else ("BDF", "Radau"), not quick),
             None if quick else fit_rows(rounds),
             None if quick else reaction_rows(rounds),
+            None if quick else looped_rows(rounds),
         ),
     }
     for name, run in rows.items():
