@@ -35,9 +35,10 @@ SENSITIVITIES = ("auto", "adjoint", "forward", "steps")
 LOOPED_STEPS = 16
 """The most unknowns for which ``"auto"`` takes BDF's steps when each step's Jacobian is
 ``n`` backward calls (no ``jacobian`` hook, not ``vectorized``). Measured on a
-reaction-diffusion system, ``value_and_grad`` by the steps over that by the adjoint: with
-one output time read, 0.9x at 8 and 12 unknowns, 1.07x at 16, 1.2x at 24 and 1.8x at 40;
-with five, 0.3-0.35x up to 16 and 0.55x at 40 (the adjoint restarts at each)."""
+reaction-diffusion system (``benchmarks/solvers.py``, ``looped_rows``), ``value_and_grad``
+by the steps over that by the adjoint, in three runs: with one output time read, 0.67-0.93x
+at 8 unknowns, 0.86-1.07x at 16, 1.10-1.27x at 20 and 24, 1.37-1.79x at 40; with five,
+0.33-0.56x at all of these (the adjoint restarts at each)."""
 
 
 _RHS_SIGNATURE = re.compile(r"^\(\),\((\w+)\),\((\w+)\)->\((\w+)\)$")
@@ -94,16 +95,17 @@ class OdeSolve(jb.Adapter):
         sensitivity: ``"auto"`` (the default): ``"steps"`` for RK45, and for BDF where a
             step's Jacobian is cheap: the rhs has a ``jacobian`` hook, is ``vectorized``
             (one batched backward call), or has at most 16 unknowns (``n`` backward calls).
-            There the steps were measured more accurate than the adjoint
-            in every case below, and faster; the more output times the loss reads, the
-            larger the gain, as the adjoint restarts at each (``examples/stiff_kinetics.py``,
+            There the steps were measured more accurate than the adjoint in every case
+            below, and faster; the more output times the loss reads, the larger the gain,
+            as the adjoint restarts at each (``examples/stiff_kinetics.py``,
             BDF on Robertson's problem at 31 output times: 0.17 s a gradient against the
             adjoint's 1.6 s, and BFGS converged in 18 gradients where the adjoint's,
             inconsistent with the computed loss at the tolerance, ended in a line-search
             failure after 61). ``"adjoint"`` otherwise: for BDF with a larger looped rhs
-            (with one output time read, the steps took 1.2x the adjoint's time on 24
-            unknowns and 1.8x on 40; with five read, 0.55x on 40); Radau's and RK23's steps
-            were less accurate in some cases; LSODA and DOP853 have none; and with
+            (with one output time read, the steps took 1.1-1.3x the adjoint's time on 24
+            unknowns and 1.4-1.8x on 40; with five read, 0.5-0.56x on 40: a loss that reads
+            many output times may ask for ``"steps"``); Radau's and RK23's steps were less
+            accurate in some cases; LSODA and DOP853 have none; and with
             ``control_quadrature`` (the adjoint's option), and under a SciPy whose step code
             was not compared (below). ``sensitivity_for(n)`` says which.
             ``"adjoint"``: a call that is differentiated solves
