@@ -460,6 +460,24 @@ def test_no_output_times_have_zero_derivatives(sensitivity):
     assert tangent.shape == (0, 2)
 
 
+@pytest.mark.parametrize("sensitivity", ["auto", "adjoint", "forward", "steps"])
+@pytest.mark.parametrize("method", ["BDF", "RK45"])
+def test_no_unknowns_have_zero_derivatives(sensitivity, method):
+    """``y0`` empty: an empty solution, zero gradients in ``theta`` and ``ts`` and an empty
+    tangent (forward mode and forward sensitivities crashed); bad times still fail."""
+    solve = OdeSolve(Decay(), method=method, sensitivity=sensitivity)
+    y0, theta, ts = jnp.zeros(0), jnp.array([0.5]), jnp.array([0.0, 1.0, 2.0])
+    assert solve(y0, theta, ts).shape == (3, 0)
+    grads = jax.grad(lambda *a: solve(*a).sum(), (0, 1, 2))(y0, theta, ts)
+    assert grads[0].shape == (0,)
+    np.testing.assert_array_equal(grads[1], [0.0])
+    np.testing.assert_array_equal(grads[2], [0.0, 0.0, 0.0])
+    _, tangent = jax.jvp(solve, (y0, theta, ts), (y0, jnp.ones(1), jnp.ones(3)))
+    assert tangent.shape == (3, 0)
+    with pytest.raises(RuntimeError, match=r"OdeSolve\.forward.*non-finite"):
+        solve(y0, theta, jnp.array([0.0, jnp.nan]))
+
+
 @pytest.mark.parametrize("sensitivity", ["adjoint", "steps"])
 def test_a_failed_adjoint_names_backward_and_is_never_a_start_value(sensitivity):
     # the adjoint meets NaN before t = 0.5 (through the steps: in the steps there)

@@ -255,7 +255,7 @@ def solve(
     from the same interpolants."""
     ys = np.empty((len(ts), len(y0)))
     ys[0] = y0
-    if len(ts) == 1:
+    if len(ts) == 1 or not len(y0):  # nothing to integrate
         return ys, None
     steps = None
     if dense and settings.sensitivity_for(len(y0)) == "steps":
@@ -301,7 +301,7 @@ def solve_with_sensitivities(
     sens[0] = st0.T
     ys = np.empty((len(ts), n))
     ys[0] = y0
-    if len(ts) == 1:
+    if len(ts) == 1 or not n:  # nothing to integrate
         return ys, sens
 
     def fun(t: float, z: np.ndarray) -> np.ndarray:

@@ -286,7 +286,7 @@ class OdeSolve(jb.Adapter):
         args = (y0, theta, ts)
         g, ts64, ys64 = (np.asarray(a, np.float64) for a in (g, ts, ys))
         # a failed forward (NaN results) or a NaN cotangent: NaN gradients, no solves
-        if not ts64.size:  # no output times, no output: nothing depends on the arguments
+        if not ys64.size:  # no output times or no unknowns: nothing depends on the arguments
             cts = tuple(np.zeros(a.shape) for a in args)
         elif np.isfinite(ys64).all() and np.isfinite(g).all():
             dyn = Dynamics(self.rhs, np.asarray(theta, np.float64), ys.shape[-1])
@@ -312,7 +312,7 @@ class OdeSolve(jb.Adapter):
             for t, a in zip(tangents, (y0, theta, ts))
         )
         ts64, ys64 = np.asarray(ts, np.float64), np.asarray(ys, np.float64)
-        if not ts64.size:
+        if not ys64.size:  # (no output times or no unknowns)
             return np.zeros(ys.shape, ys.dtype)
         if not (np.isfinite(ys64).all() and np.isfinite(np.concatenate([dy0, dtheta, dts])).all()):
             return np.full(ys.shape, np.nan, ys.dtype)
