@@ -422,3 +422,17 @@ def test_bad_parameter_and_shape_are_named():
     ]:
         with pytest.raises(ValueError, match=rf"'b' has no columns .* use {lyapunov}\."):
             solve(*no_inputs)
+
+
+@pytest.mark.parametrize("function", [sqrtm, logm, solve_discrete_lyapunov])
+def test_empty_matrices_give_empty_results_and_derivatives(function):
+    """n = 0 in every mode (the Lyapunov check and the Fréchet block reduced over nothing)."""
+    with jax.enable_x64(True):
+        args = (jnp.zeros((0, 0)),) * (2 if function is solve_discrete_lyapunov else 1)
+        loss = lambda *a: function(*a).sum()  # noqa: E731
+        for result in (function(*args), jax.jit(function)(*args)):
+            assert result.shape == (0, 0)
+        for grads in (jax.grad(loss, range(len(args)))(*args), jax.jit(jax.grad(loss))(*args)):
+            assert all(g.shape == (0, 0) for g in jax.tree.leaves(grads))
+        assert jax.jvp(function, args, args)[1].shape == (0, 0)
+        assert jax.jacfwd(function)(*args).shape == (0, 0, 0, 0)

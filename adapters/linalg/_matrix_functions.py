@@ -99,6 +99,8 @@ def frechet_block(function: Callable[[jax.Array], jax.Array], a: jax.Array, e: j
     a = jnp.broadcast_to(a, batch + a.shape[-2:])
     e = jnp.broadcast_to(e, batch + e.shape[-2:])
     n = a.shape[-1]
+    if n == 0:  # (an empty matrix: an empty derivative, and no sizes to take)
+        return jnp.zeros(e.shape, jnp.result_type(a, e))
     size_a = jnp.max(jnp.abs(a), axis=(-2, -1), keepdims=True)
     size_e = jnp.max(jnp.abs(e), axis=(-2, -1), keepdims=True)
     scale = jnp.exp2(jnp.round(jnp.log2(jnp.where(size_e > 0, size_a / size_e, 1.0))))

@@ -72,9 +72,11 @@ class DiscreteLyapunovSolve(jb.Adapter):
 
 
 def _check_solvable(a: np.ndarray) -> None:
+    if not a.size:  # (no unknowns: nothing can be singular)
+        return
     eigenvalues = np.linalg.eigvals(a)
     products = eigenvalues[:, None] * eigenvalues[None, :]
-    gap = float(np.abs(1 - products).min()) if a.size else 1.0
+    gap = float(np.abs(1 - products).min())
     if gap <= 100 * a.shape[0] * np.finfo(np.float64).eps * max(1.0, float(np.abs(products).max())):
         raise failure(
             "solve_discrete_lyapunov: the equation x = a x aᵀ + q is singular: two eigenvalues "
