@@ -237,6 +237,21 @@ def test_empty_denominator_is_named():
         lfilter(B, np.zeros(0), X)
 
 
+@pytest.mark.parametrize("m", [0, 5])
+def test_empty_numerator_is_named_in_every_mode(m):
+    """An empty ``b`` (SciPy's error, wrapped; under jit the rules failed while traced)."""
+    b, a, x = jnp.zeros(0), jnp.asarray(A), jnp.ones(m)
+    loss = lambda *args: lfilter(*args).sum()  # noqa: E731
+    for run in (
+        lambda: lfilter(b, a, x),
+        lambda: jax.jit(jax.grad(loss, (0, 1, 2)))(b, a, x),
+        lambda: jax.jit(lambda *args: jax.jvp(lfilter, args, args))(b, a, x),
+        lambda: jax.vmap(lfilter, (None, None, 0))(b, a, jnp.ones((2, m))),
+    ):
+        with pytest.raises(ValueError, match=r"LinearFilter: 'b' is empty"):
+            run()
+
+
 def test_zero_leading_coefficient_is_named():
     with pytest.raises(ValueError, match=r"lfilter: the leading denominator coefficient a\[0\]"):
         lfilter(B, np.array([0.0, 1.0]), X)

@@ -47,6 +47,11 @@ class LinearFilter(jb.Adapter):
     def output_specs(self, b, a, x):
         if a.shape[-1] == 0:
             raise ValueError("LinearFilter: 'a' is empty; it needs its leading coefficient a[0].")
+        if b.shape[-1] == 0:  # (as SciPy; checked here, before any rule is traced)
+            raise ValueError(
+                "LinearFilter: 'b' is empty; it needs at least one coefficient (b = [0.0] for "
+                "the filter whose output is zero)."
+            )
         return jax.ShapeDtypeStruct(x.shape[-1:], jb.result_dtype(b, a, x))
 
     def forward(self, b, a, x):
