@@ -153,3 +153,32 @@ def test_no_solution_raises():
     with jax.enable_x64(True):
         with pytest.raises(OptimizeError, match="SLSQP"):
             MinimizeConstrained(Unbounded(), ineq=Nonnegative())(jnp.zeros(2), jnp.zeros(1))
+
+
+class NoInequalities(jb.Adapter):
+    """A constraint of no outputs: it constrains nothing."""
+
+    signature = "(n),(p)->(m)"
+
+    def output_specs(self, x, theta):
+        return jax.ShapeDtypeStruct((0,), x.dtype)
+
+    def forward(self, x, theta):
+        return np.zeros(0)
+
+    def backward(self, res, g):
+        x, theta, _ = res
+        return np.zeros_like(x), np.zeros_like(theta)
+
+
+@pytest.mark.parametrize("method", ["SLSQP", "trust-constr"])
+def test_a_constraint_of_no_outputs_constrains_nothing(method):
+    """The projection onto ``Σ x = 1`` with an empty inequality beside it (trust-constr
+    failed on it: SciPy's maximum over no constraints)."""
+    with jax.enable_x64(True):
+        solve = MinimizeConstrained(Distance(), eq=SumToOne(), ineq=NoInequalities(), method=method)
+        theta, g = jnp.array([0.7, -0.2, 0.9]), jnp.array([1.0, -2.0, 0.5])
+        x = solve(jnp.zeros(3), theta)
+        np.testing.assert_allclose(x, theta - (theta.sum() - 1) / 3, atol=1e-9)
+        grad = jax.grad(lambda t: solve(jnp.zeros(3), t) @ g)(theta)
+        np.testing.assert_allclose(grad, g - g.sum() / 3, atol=1e-8)  # (I - 11ᵀ/3) g

@@ -98,7 +98,9 @@ class MinimizeConstrained(ImplicitSolver):
         sizes = [c(x0).shape[-1] for c in constraints]
         equalities = sizes[0] if self.eq is not None else 0
         kinds = [kind for kind, c in (("eq", self.eq), ("ineq", self.ineq)) if c is not None]
-        scipy_constraints = _scipy_constraints(self.method, kinds, constraints)
+        # a constraint of no outputs constrains nothing (trust-constr fails on one)
+        given = [(kind, c) for kind, c, size in zip(kinds, constraints, sizes) if size]
+        scipy_constraints = _scipy_constraints(self.method, *zip(*given)) if given else []
         result = run_minimize(f, x0, self.method, self.tol, self.options, None, scipy_constraints)
         verdict = outcome("minimize", self.method, result)
         system = KKTSystem(f, constraints, sizes, n, p)
