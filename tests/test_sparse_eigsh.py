@@ -266,3 +266,26 @@ def test_bad_parameters(kwargs, message):
 def test_wrong_data_length():
     with pytest.raises(ValueError, match=rf"Eigsh: 'data' must have the pattern's {M.nnz}"):
         Eigsh(M.indices, M.indptr, M.shape, k=2)(M.data[:-1])
+
+
+ZERO_MATRIX = (
+    r"Eigsh.forward .*the matrix is zero, or its product with ARPACK's start vector vanished "
+    r"\(ARPACK error -9.*all its eigenvalues are 0.*check 'data'"
+)
+
+
+@pytest.mark.parametrize("which", ["LM", "SA"])
+def test_zero_matrix_is_a_clear_failure(which):
+    """ARPACK cannot start on a zero matrix (all-zero ``data`` or no stored entries): the error
+    says so, not the shift-invert factorization (there is no ``sigma``), and NaN on request."""
+    empty = scipy.sparse.csr_array((N, N))
+    cases = [(M.indices, M.indptr, np.zeros(M.nnz)), (empty.indices, empty.indptr, np.zeros(0))]
+    for indices, indptr, data in cases:
+        eigsh = Eigsh(indices, indptr, (N, N), k=2, which=which)
+        with pytest.raises(np.linalg.LinAlgError, match=ZERO_MATRIX) as caught:
+            eigsh(data)
+        assert "shift-invert" not in str(caught.value)
+        nan = Eigsh(indices, indptr, (N, N), k=2, which=which, on_failure="nan")
+        w, v = nan(data)
+        assert w.shape == (2,) and v.shape == (N, 2)
+        assert np.isnan(w).all() and np.isnan(v).all()

@@ -174,3 +174,37 @@ def test_errors():
         ExpmMultiply(M.indices, M.indptr, (N, N + 1))
     with pytest.raises(NotImplementedError, match=r"ExpmMultiply: the derivative of its reverse"):
         jax.grad(lambda d: jax.grad(lambda e: expm_multiply(e, B[:, 0], 0.5)[0])(d)[0])(M.data)
+
+
+def test_b_of_no_columns():
+    """SciPy divides by the number of columns; an empty ``b`` gives an empty result and zero
+    derivatives, in every mode (and the data cotangent's quadrature under ``jit``)."""
+    m = _matrix(25, seed=3, density=0.2)
+    expm_multiply = ExpmMultiply(m.indices, m.indptr, m.shape)
+    empty = np.zeros((25, 0))
+    assert expm_multiply(m.data, empty, 0.5).shape == (25, 0)
+    assert jax.vmap(expm_multiply, (None, 0, None))(m.data, np.zeros((2, 25, 0)), 0.5).shape == (
+        2,
+        25,
+        0,
+    )
+    total = jax.jit(jax.grad(lambda d, b, t: jnp.sum(expm_multiply(d, b, t)), (0, 1, 2)))
+    gdata, gb, gt = total(m.data, empty, 0.5)
+    np.testing.assert_array_equal(gdata, np.zeros(m.nnz))
+    assert gb.shape == (25, 0) and float(gt) == 0.0
+    y, dy = jax.jvp(expm_multiply, (m.data, empty, 0.5), (np.ones(m.nnz), empty, 1.0))
+    assert y.shape == dy.shape == (25, 0)
+
+
+def test_no_stored_entries():
+    """A pattern with no entries is the zero matrix: ``expm(0) b = b``, and ``data`` (empty)
+    has an empty tangent that contributes nothing."""
+    zero = scipy.sparse.csr_array((6, 6))
+    expm_multiply = ExpmMultiply(zero.indices, zero.indptr, zero.shape)
+    data, b = np.zeros(0), RNG.standard_normal((6, 2))
+    for jvp in (jax.jvp, jax.jit(jax.jvp, static_argnums=0)):
+        y, dy = jvp(lambda d, t: expm_multiply(d, b, t), (data, 0.5), (data, 1.0))
+        np.testing.assert_allclose(y, b, atol=1e-15)
+        np.testing.assert_allclose(dy, np.zeros((6, 2)), atol=1e-15)
+    _, dy = jax.jvp(lambda d: expm_multiply(d, b, 0.5), (data,), (data,))
+    np.testing.assert_array_equal(dy, np.zeros((6, 2)))

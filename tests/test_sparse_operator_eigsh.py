@@ -126,3 +126,17 @@ class _Twice(jb.Adapter):
 def test_bad_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         OperatorEigsh(**kwargs)
+
+
+def test_zero_operator_is_a_clear_failure():
+    """Springs of stiffness 0 (and no on-site term): the operator is zero, so ARPACK cannot
+    start; the error says so and names the arguments (NaN on request)."""
+    zero = np.zeros(N + 1)
+    with pytest.raises(
+        np.linalg.LinAlgError,
+        match=r"OperatorEigsh.forward .*the operator is zero, .*ARPACK error -9.*'matvec'",
+    ):
+        OperatorEigsh(CHAIN, k=2)(zero)
+    w, v = OperatorEigsh(CHAIN, k=2, on_failure="nan")(zero)
+    assert w.shape == (2,) and v.shape == (N, 2)
+    assert np.isnan(w).all() and np.isnan(v).all()

@@ -103,3 +103,19 @@ def test_bad_parameters():
         Svds(M.indices, M.indptr, M.shape, k=60)
     with pytest.raises(ValueError, match=r"Svds: parameter 'indices' holds column 70"):
         Svds(np.full(M.nnz, 70), M.indptr, M.shape)
+
+
+def test_zero_matrix_is_a_clear_failure():
+    """ARPACK cannot start on a zero matrix: a ``SolveFailure`` that says so (NaN on
+    request), not SciPy's bare ``ArpackError``."""
+    empty = scipy.sparse.csr_array(M.shape)
+    cases = [(M.indices, M.indptr, np.zeros(M.nnz)), (empty.indices, empty.indptr, np.zeros(0))]
+    for indices, indptr, data in cases:
+        with pytest.raises(
+            np.linalg.LinAlgError,
+            match=r"Svds.forward .*the matrix is zero, .*error -9.*all its singular values are 0",
+        ):
+            Svds(indices, indptr, M.shape, k=K)(data)
+        u, s, vt = Svds(indices, indptr, M.shape, k=K, on_failure="nan")(data)
+        assert u.shape == (90, K) and s.shape == (K,) and vt.shape == (K, 60)
+        assert all(np.isnan(x).all() for x in (u, s, vt))

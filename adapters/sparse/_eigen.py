@@ -1,14 +1,18 @@
 """What the eigensolver adapters (``Eigsh``, ``OperatorEigsh``, and ``Svds`` through
-``Eigsh``) share: the checks of ``k``, ``which`` and ``sigma``, ARPACK's starting vector, the
-order and signs of the eigenpairs, and the rules of eigenpairs of a symmetric operator."""
+``Eigsh``) share: the checks of ``k``, ``which`` and ``sigma``, ARPACK's starting vector and
+its errors in words, the order and signs of the eigenpairs, and the rules of eigenpairs of a
+symmetric operator."""
 
 from __future__ import annotations
 
 import numbers
+import re
 
 import jax.numpy as jnp
 import numpy as np
+import scipy.sparse.linalg
 
+from .._failure import Failure, SolveFailure
 from .._parameters import check_choice
 from ._bordered import _BorderedSolve
 
@@ -36,6 +40,27 @@ def start_vector(n: int) -> np.ndarray:
     """ARPACK's starting vector: fixed, so results repeat exactly; random, so it is
     orthogonal to no eigenvector of a structured matrix (as a constant one can be)."""
     return np.random.default_rng(0).uniform(-1.0, 1.0, n)
+
+
+def arpack_failure(
+    error: scipy.sparse.linalg.ArpackError, what: str, argument: str, values: str = "eigenvalues"
+) -> Failure:
+    """The ``SolveFailure`` for an ARPACK ``error`` other than non-convergence, in words.
+
+    Error -9, "Starting vector is zero", is ARPACK's report that ``what`` (e.g. "the matrix")
+    maps its start vector, and every vector it tried next, to zero (a zero matrix, or products
+    that underflow). Its ``values`` are then all 0: none is singled out, so no eigenvector (and
+    no derivative) is defined, and inventing one would hide a mistake in ``argument``.
+    """
+    # ArpackError keeps its code only in the message: "ARPACK error -9: ..."
+    code = re.match(r"ARPACK error (-?\d+)", str(error))
+    if code is not None and int(code.group(1)) == -9:
+        return SolveFailure.because(
+            f"{what} is zero, or its product with ARPACK's start vector vanished (ARPACK error "
+            f"-9, 'Starting vector is zero'): ARPACK cannot run on it, and if it is zero all its "
+            f"{values} are 0, with no vectors singled out; check {argument}"
+        )
+    return SolveFailure.because(f"ARPACK failed ({error})")
 
 
 def ordered(w: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

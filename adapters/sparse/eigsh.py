@@ -14,7 +14,7 @@ import jaxbridge as jb
 
 from .._failure import OnFailure, SolveFailure, nan_results, require_finite
 from ._bordered import sparse_bordered_solve
-from ._eigen import EigenRules, check_spectrum, ordered, start_vector
+from ._eigen import EigenRules, arpack_failure, check_spectrum, ordered, start_vector
 from ._pattern import Pattern
 
 
@@ -124,6 +124,8 @@ class Eigsh(EigenRules, jb.Adapter):
                 )
             except scipy.sparse.linalg.ArpackNoConvergence as error:
                 raise SolveFailure.because(f"ARPACK did not converge ({error})") from None
+            except scipy.sparse.linalg.ArpackError as error:  # a RuntimeError: caught first
+                raise arpack_failure(error, "the matrix", "'data'", self.values_name) from None
             except RuntimeError as error:  # SuperLU: a - sigma I singular
                 raise SolveFailure.because(
                     f"the shift-invert factorization failed ({error})"

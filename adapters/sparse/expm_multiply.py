@@ -98,7 +98,7 @@ class ExpmMultiply(jb.Adapter):
             terms.append(self(data, db, t))
         if dt is not None:
             terms.append(dt[..., None, None] * self._pattern.product(data, y))
-        if ddata is not None:
+        if ddata is not None and self._pattern.nnz:  # no stored entries: nothing to vary
             terms.append(self._frechet(data, ddata, b, t))
         return sum(terms[1:], terms[0]) if terms else None
 
@@ -204,6 +204,8 @@ _NO_SECOND_REVERSE = (
 
 
 def _expm_multiply(a, b: np.ndarray) -> np.ndarray:
+    if b.size == 0:  # SciPy divides by the number of columns (its norm estimate)
+        return np.zeros(b.shape)
     with warnings.catch_warnings():
         # SciPy warns that it computes the trace of a sparse matrix; nothing to act on
         warnings.simplefilter("ignore", scipy.sparse.SparseEfficiencyWarning)

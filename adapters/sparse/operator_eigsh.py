@@ -20,7 +20,7 @@ import jaxbridge as jb
 from jaxbridge.internal import parse_signature
 
 from .._failure import OnFailure, SolveFailure, nan_results, require_finite
-from ._eigen import EigenRules, check_spectrum, ordered, start_vector
+from ._eigen import EigenRules, arpack_failure, check_spectrum, ordered, start_vector
 
 TOLERANCE = 1e-12
 """MINRES's relative residual, for shift-invert and for the eigenvector derivatives."""
@@ -123,6 +123,8 @@ class OperatorEigsh(EigenRules, jb.Adapter):
                 )
             except scipy.sparse.linalg.ArpackNoConvergence as error:
                 raise SolveFailure.because(f"ARPACK did not converge ({error})") from None
+            except scipy.sparse.linalg.ArpackError as error:
+                raise arpack_failure(error, "the operator", "'matvec' and 'theta'") from None
         except np.linalg.LinAlgError as error:
             return nan_results(self.on_failure, error, (k,), (n, k), dtype=dtype)
         w, v = ordered(w, v)

@@ -16,7 +16,7 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 
 from .._failure import OnFailure, SolveFailure, nan_results, require_finite
-from ._eigen import eigen_cotangent, eigen_tangents
+from ._eigen import arpack_failure, eigen_cotangent, eigen_tangents
 from ._pattern import Pattern
 from .eigsh import Eigsh
 
@@ -125,6 +125,8 @@ class Svds(jb.Adapter):
                 u, s, vt = scipy.sparse.linalg.svds(a, k=k, v0=start, solver="arpack")
             except scipy.sparse.linalg.ArpackNoConvergence as error:
                 raise SolveFailure.because(f"ARPACK did not converge ({error})") from None
+            except scipy.sparse.linalg.ArpackError as error:
+                raise arpack_failure(error, "the matrix", "'data'", "singular values") from None
         except np.linalg.LinAlgError as error:
             return nan_results(self.on_failure, error, (m, k), (k,), (k, n), dtype=dtype)
         assert u is not None and vt is not None  # return_singular_vectors=True
