@@ -14,6 +14,7 @@ import jaxbridge as jb
 
 from .._failure import InterpolationFailure, OnFailure, nan_results
 from ..special._fixed import held_fixed
+from ._sizes import refuse_sizes
 
 NO_SITE_DERIVATIVE = (
     "a spline of degree {k} is not a cubic Hermite or linear piece on each interval between "
@@ -111,6 +112,7 @@ class Interpolant1D(jb.Adapter):
         return dataclasses.replace(self, nu=self.nu + 1)
 
     def output_specs(self, x, y, xq):
+        refuse_sizes(type(self).__name__, self.on_failure, too_few(self.least_points(), x.shape))
         return jax.ShapeDtypeStruct(xq.shape[-1:], jb.result_dtype(x, y, xq))
 
     def forward(self, x, y, xq):
@@ -143,13 +145,22 @@ def check_whole(owner: str, name: str, value: object) -> None:
         raise ValueError(f"{owner}: parameter '{name}' must be a whole number >= 0; got {value!r}.")
 
 
+def too_few(least: int, x: tuple[int, ...]) -> str | None:
+    """What is wrong with the shape ``x`` of the sites of an interpolant that needs at least
+    ``least`` points, or None: the part of ``checked_data`` made when the call is traced."""
+    n = x[-1]
+    if n < least:
+        return f"argument 'x' has {n} points; this interpolant needs at least {least}"
+    return None
+
+
 def checked_data(least: int, x: np.ndarray, y: np.ndarray) -> str | None:
     """What is wrong with the data ``(x, y)`` of one interpolant that needs at least
     ``least`` points, naming the argument, or None: too few points, non-finite values, sites
     that are not strictly increasing."""
-    n = x.shape[-1]
-    if n < least:
-        return f"argument 'x' has {n} points; this interpolant needs at least {least}"
+    problem = too_few(least, x.shape)
+    if problem is not None:
+        return problem
     for name, values in (("x", x), ("y", y)):
         if not np.isfinite(values).all():
             return f"argument '{name}' has non-finite entries (NaN or inf)"

@@ -16,6 +16,7 @@ import scipy.spatial
 import jaxbridge as jb
 
 from .._failure import InterpolationFailure, OnFailure, nan_results
+from ._sizes import refuse_sizes
 
 
 def scattered_sites(raw: np.ndarray) -> np.ndarray:
@@ -83,6 +84,7 @@ class Scattered(jb.Adapter):
         raise NotImplementedError
 
     def output_specs(self, points, values, xi):
+        refuse_sizes(type(self).__name__, self.on_failure, self.sizes(points.shape, xi.shape))
         return jax.ShapeDtypeStruct(xi.shape[-2:-1], jb.result_dtype(points, values, xi))
 
     def forward(self, points, values, xi):
@@ -99,11 +101,12 @@ class Scattered(jb.Adapter):
         error = InterpolationFailure.because(f"{type(self).__name__}: {problem}")
         return nan_results(self.on_failure, error, xi.shape[:-1], dtype=dtype)
 
-    def check(self, points: np.ndarray, values: np.ndarray, xi: np.ndarray) -> str | None:
-        """What is wrong with the data, naming the argument, or None."""
-        p, n = points.shape
-        if xi.shape[-1] != n:
-            return f"argument 'xi' has {xi.shape[-1]} coordinates for points in {n} dimensions"
+    def sizes(self, points: tuple[int, ...], xi: tuple[int, ...]) -> str | None:
+        """What is wrong with the shapes of ``points`` and ``xi``, naming the argument, or
+        None: the part of ``check`` made when the call is traced."""
+        p, n = points[-2:]
+        if xi[-1] != n:
+            return f"argument 'xi' has {xi[-1]} coordinates for points in {n} dimensions"
         if n < 2:
             return f"argument 'points' must be (p, n) with n >= 2 (SciPy's); got n = {n}"
         if p < n + 1:
@@ -111,6 +114,13 @@ class Scattered(jb.Adapter):
                 f"argument 'points' has {p} points; a triangulation in {n} dimensions needs at "
                 f"least {n + 1}"
             )
+        return None
+
+    def check(self, points: np.ndarray, values: np.ndarray, xi: np.ndarray) -> str | None:
+        """What is wrong with the data, naming the argument, or None."""
+        problem = self.sizes(points.shape, xi.shape)
+        if problem is not None:
+            return problem
         for name, array in (("points", points), ("values", values)):
             if not np.isfinite(array).all():
                 return f"argument '{name}' has non-finite entries (NaN or inf)"

@@ -71,10 +71,10 @@ class CloughTocher2DInterpolator(Scattered):
             rescale=self.rescale,
         )
 
-    def check(self, points, values, xi):
-        if points.shape[-1] != 2:
-            return f"argument 'points' must be (p, 2); got {points.shape[-1]} coordinates"
-        return super().check(points, values, xi)
+    def sizes(self, points, xi):
+        if points[-1] != 2:
+            return f"argument 'points' must be (p, 2); got {points[-1]} coordinates"
+        return super().sizes(points, xi)
 
     def pushforward(self, res, tangents):
         points, values, xi = res[:3]

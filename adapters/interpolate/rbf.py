@@ -20,6 +20,7 @@ from .._failure import InterpolationFailure, OnFailure, nan_results
 from .._parameters import check_choice
 from .._rules import compiled
 from ._scattered import broadcast_batch, inner_queries, scattered_sites
+from ._sizes import refuse_sizes
 
 KERNELS = (
     "linear",
@@ -135,6 +136,7 @@ class RBFInterpolator(jb.Adapter):
         return _rbfinterp_np._monomial_powers(ndim, self.resolved_degree(), np)
 
     def output_specs(self, y, d, x):
+        refuse_sizes("RBFInterpolator", self.on_failure, self.sizes(y.shape))
         return jax.ShapeDtypeStruct(x.shape[-2:-1], jb.result_dtype(y, d, x))
 
     def forward(self, y, d, x):
@@ -157,14 +159,27 @@ class RBFInterpolator(jb.Adapter):
         error = InterpolationFailure.because(f"RBFInterpolator: {problem}")
         return nan_results(self.on_failure, error, x.shape[:-1], dtype=dtype)
 
+    def sizes(self, y: tuple[int, ...]) -> str | None:
+        """What is wrong with the shape of the sites ``y``, naming it, or None: the part of
+        ``check`` made when the call is traced."""
+        p, n = y[-2:]
+        # SciPy takes n = 0, but every site is then the same point: a constant, not an
+        # interpolant, and the rules' polynomial has no coordinate to start from
+        if n < 1:
+            return f"argument 'y' must be (p, n) with n >= 1; got n = {n}"
+        least = self.powers(n).shape[0]
+        if p < max(least, 1):
+            return (
+                f"argument 'y' has {p} sites; degree {self.resolved_degree()} in {n} "
+                f"dimensions needs at least {least}"
+            )
+        return None
+
     def check(self, y: np.ndarray, d: np.ndarray) -> str | None:
         """What is wrong with the sites and values, naming the argument, or None."""
-        least = self.powers(y.shape[-1]).shape[0]
-        if y.shape[0] < max(least, 1):
-            return (
-                f"argument 'y' has {y.shape[0]} sites; degree {self.resolved_degree()} in "
-                f"{y.shape[-1]} dimensions needs at least {least}"
-            )
+        problem = self.sizes(y.shape)
+        if problem is not None:
+            return problem
         for name, values in (("y", y), ("d", d)):
             if not np.isfinite(values).all():
                 return f"argument '{name}' has non-finite entries (NaN or inf)"

@@ -22,6 +22,7 @@ from .._rules import total
 from ..special._fixed import held_fixed
 from ._one_d import check_whole, data, queries, sites
 from ._scattered import broadcast_batch
+from ._sizes import refuse_sizes
 from .pchip import PchipInterpolator
 
 METHODS = ("linear", "nearest", "slinear", "cubic", "quintic", "pchip")
@@ -150,6 +151,7 @@ class RegularGridInterpolator(jb.Adapter):
         return dataclasses.replace(self, nu=tuple(orders))
 
     def output_specs(self, points, values, xi):
+        refuse_sizes("RegularGridInterpolator", self.on_failure, self.sizes(xi.shape))
         return jax.ShapeDtypeStruct(xi.shape[-2:-1], jb.result_dtype(points, values, xi))
 
     def forward(self, points, values, xi):
@@ -171,17 +173,28 @@ class RegularGridInterpolator(jb.Adapter):
         axes = np.split(np.asarray(points, np.float64), split)
         return axes, np.asarray(values, np.float64).reshape(self.shape)
 
-    def check(self, axes, values, xi) -> str | None:
-        """What is wrong with one grid and its queries, naming the argument, or None."""
-        if xi.shape[-1] != len(axes):
-            return f"argument 'xi' has {xi.shape[-1]} coordinates for a grid of {len(axes)} axes"
+    def sizes(self, xi: tuple[int, ...]) -> str | None:
+        """What is wrong with the grid's axis lengths (``shape``) and the shape of ``xi``,
+        naming the argument, or None: the part of ``check`` made when the call is traced."""
+        if not self.shape:
+            return "argument 'points' has no axes; a grid needs at least one"
+        if xi[-1] != len(self.shape):
+            return f"argument 'xi' has {xi[-1]} coordinates for a grid of {len(self.shape)} axes"
         least = max(_DEGREE[self.method] + 1, 2)
-        for i, axis in enumerate(axes):
-            if axis.shape[0] < least:
+        for i, length in enumerate(self.shape):
+            if length < least:
                 return (
-                    f"argument 'points' has {axis.shape[0]} points along axis {i}; method "
+                    f"argument 'points' has {length} points along axis {i}; method "
                     f"{self.method!r} needs at least {least}"
                 )
+        return None
+
+    def check(self, axes, values, xi) -> str | None:
+        """What is wrong with one grid and its queries, naming the argument, or None."""
+        problem = self.sizes(xi.shape)
+        if problem is not None:
+            return problem
+        for i, axis in enumerate(axes):
             if not np.isfinite(axis).all():
                 return f"argument 'points' has non-finite entries along axis {i}"
             if not (np.diff(axis) > 0).all():
