@@ -250,8 +250,8 @@ def solve(
 ) -> tuple[np.ndarray, Trajectory | None]:
     """``y`` at every time in ``ts`` (strictly increasing), ``(k, n)``, row 0 ``y0``; with
     ``dense`` also what the derivatives need of the solve between them (None for one
-    time): with ``sensitivity="steps"`` the steps taken (``_steps``), else the dense
-    output. The outputs are the same to the bit either way: ``solve_ivp`` reads ``t_eval``
+    time or no unknowns): with ``sensitivity="steps"`` the steps taken (``_steps``), else
+    the dense output. The outputs are the same to the bit either way: ``solve_ivp`` reads ``t_eval``
     from the same interpolants."""
     ys = np.empty((len(ts), len(y0)))
     ys[0] = y0
