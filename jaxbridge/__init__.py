@@ -3,7 +3,8 @@
 from ._adapter import Adapter as Adapter
 from ._domain import Domain as Domain
 from ._dtypes import result_dtype as result_dtype
+from ._host_errors import host_errors as host_errors
 from ._transport import set_transport as set_transport
 from ._transport import transport as transport
 
-__all__ = ["Adapter", "Domain", "result_dtype", "set_transport", "transport"]
+__all__ = ["Adapter", "Domain", "host_errors", "result_dtype", "set_transport", "transport"]

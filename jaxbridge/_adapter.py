@@ -233,6 +233,21 @@ class Adapter:
         raise NotImplementedError(f"{type(self).__name__} must define `forward`.")
 
     @default_rule
+    def check(self, *args: np.ndarray) -> None:
+        """Refuse inputs that have no result: raise an exception that names the argument
+        and what was expected (the bridge puts the adapter's name first). NumPy arrays in,
+        as ``forward`` gets them; by default every input is accepted.
+
+        The bridge runs it on the host before each of ``forward``, ``backward`` and ``jvp``
+        (on the whole batch for a vectorized adapter, on each element otherwise). Write a
+        refusal here, not in ``forward`` alone: under ``jit``, a derivative whose value is
+        not used never runs ``forward`` (XLA removes the call), and rules that do not read
+        its results would compute on the input that ``forward`` refuses.
+        ``check_adapter(..., refused=...)`` tests that a refusal holds under every
+        transformation.
+        """
+
+    @default_rule
     def backward(self, res: tuple[np.ndarray, ...], g: Any) -> tuple[Any, ...]:
         """Compute the cotangents of the inputs on the host.
 

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ._host_errors import remember
 from ._processes import in_processes
 from ._refusals import Refusal, RefusedType, RefusedValue
 
@@ -26,14 +27,17 @@ def host_error(owner: str, method: str, error: Exception) -> Exception:
     the method and the original message first, and has the original as its cause.
     """
     if isinstance(error, Refusal):
+        remember(error)
         return error
     message = f"{owner}.{method} raised {type(error).__name__} on the host: {error}"
     try:
         wrapped = type(error)(message)
     except Exception:  # an exception type whose constructor takes other arguments
         error.add_note(message)
+        remember(error)
         return error
     wrapped.__cause__ = error
+    remember(wrapped)
     return wrapped
 
 

@@ -5,6 +5,8 @@
   callback: ``host_tangents``); linear in the tangents, its transpose is ``adapter.pullback``.
 - ``Backward``: Jᵀ·g, ``adapter.backward`` on the host (the default ``pullback``); linear in
   the cotangents, its transpose is the tangent map.
+- ``Check``: ``adapter.check`` on the host, for a rule written in JAX: its zeros are added
+  to the rule's results, so that XLA cannot drop the refusal with the forward call.
 
 Arguments reach an operation padded to a common number of leading (loop) axes, size 1
 where an argument is broadcast: the host sees them as gufunc batch axes. ``res`` is always
@@ -80,7 +82,8 @@ class Forward:
         if plan.residuals and told_residuals(type(adapter)):
             told["residuals"] = every  # False: it may skip the work only residuals need
         unread = every and not self.residuals  # residuals computed in buffers no one reads
-        compute = ForwardCall(adapter, writes, told, len(declared), n_out, n_all, unread)
+        checks = overrides(adapter, "check")
+        compute = ForwardCall(adapter, writes, told, len(declared), n_out, n_all, unread, checks)
 
         # residuals take the batch of the arguments they are computed from alone
         sources = [None] * n_out + [plan.sources] * (len(declared) - n_out)
@@ -176,6 +179,8 @@ class TangentMap:
         got = self.adapter.pushforward(tuple(res), tuple(tangents))
         n_out = len(plan.outputs)
         items = output_tangents(plan.owner, "pushforward", got, n_out)
+        if overrides(self.adapter, "pushforward"):  # (the host jvp runs the check)
+            items = checked(self.adapter, plan, res, items, [len(o.shape) for o in plan.outputs])
         wanted = [(i, t) for i, (t, o) in enumerate(zip(items, plan.outputs)) if floating(o.dtype)]
         return [
             jnp.zeros(s.shape, s.dtype) if t is None else _tangent(plan, i, t, s)
@@ -292,7 +297,8 @@ class Backward:
         ]
 
         chosen = None if every else tuple(wanted)
-        compute = BackwardCall(adapter, plan.owner, n_res, several, count, chosen)
+        checks = overrides(adapter, "check")
+        compute = BackwardCall(adapter, plan.owner, n_res, several, count, chosen, checks)
 
         def repair(values: Sequence[np.ndarray], cts: Sequence[object]) -> list[np.ndarray]:
             # (only for cotangents that are not arrays of the exact shape and dtype: None,
@@ -355,7 +361,8 @@ def host_tangents(adapter: Adapter, plan: Plan, res: Sequence[Any], tangents: Se
     ranks = [len(s.shape) for s in cores] + [len(plan.args[i].shape) for i in given]
 
     outputs = tuple((tuple(o.shape), np.dtype(o.dtype)) for o in plan.outputs)
-    compute = TangentCall(adapter, plan.owner, len(plan.names), tuple(given), n_res, outputs)
+    count, checks = len(plan.names), overrides(adapter, "check")
+    compute = TangentCall(adapter, plan.owner, count, tuple(given), n_res, outputs, checks)
     results = [o for o in plan.outputs if floating(o.dtype)]
     args = (*res, *(tangents[i] for i in given))
     loop = loop_of(args, ranks)
@@ -396,7 +403,53 @@ def pullback(
             f"{plan.owner}.pullback must return a tuple of {len(plan.args)} cotangents (one "
             f"per input, None for zero), got {describe(got)}."
         )
-    return list(got)
+    if not overrides(adapter, "pullback"):
+        return list(got)  # (the host backward ran the check)
+    return checked(adapter, plan, res, list(got), plan.ranks)
+
+
+def checked(
+    adapter: Adapter, plan: Plan, res: Sequence[Any], got: list, ranks: Sequence[int]
+) -> list:
+    """The results ``got`` (core ranks ``ranks``) of a rule written in JAX, made to depend
+    on ``adapter.check`` of the inputs (the first of ``res``) where the adapter defines one:
+    a host rule runs it itself, but a rule in JAX may not call the host at all."""
+    if not overrides(adapter, "check") or all(x is None for x in got):
+        return got
+    (zeros,) = bind(Check(adapter), res[: len(plan.args)])  # of the call's batch shape
+    return [
+        None if x is None else x + zeros.reshape(zeros.shape + (1,) * r).astype(x.dtype)
+        for x, r in zip(got, ranks)
+    ]
+
+
+@dataclass(frozen=True)
+class Check:
+    """``adapter.check`` of the inputs on the host: arguments the inputs; one result, zeros
+    of their batch shape (float32), that a rule in JAX adds to its results (``checked``)."""
+
+    adapter: Adapter
+
+    primitive: ClassVar[str] = "jaxbridge_check"
+
+    def specs(self, args):
+        plan = plan_of(self.adapter, args)
+        loop = loop_of(args, plan.ranks)
+        return (jax.ShapeDtypeStruct(loop, np.float32),)
+
+    def run(self, args):
+        adapter, plan = self.adapter, plan_of(self.adapter, args)
+        specs = self.specs(args)
+        result = jax.ShapeDtypeStruct((), np.float32)
+        on_host = host_function(adapter, "check", CheckCall(adapter), plan.ranks, [result], specs)
+        return host_call(on_host, specs, args)
+
+    def jvp(self, primals, tangents):
+        outs = bind(self, primals)
+        return outs, [None]  # (zeros wherever the inputs move)
+
+    def transpose(self, cts, args):
+        raise TypeError(f"{type(self.adapter).__name__}.check is not linear in its inputs.")
 
 
 @per_object  # (weakly: adapter classes made at run time must be freed)
@@ -476,7 +529,8 @@ class ForwardCall:
     """``adapter.forward`` on one call's inputs (one element's, for a looped adapter), as a
     host function runs it: a value, not a closure, so that a worker process can run it too
     (``processes``). ``told``: its keyword arguments (``residuals``); ``keep``: the results
-    the call takes, of ``n_all``; ``unread``: residuals computed in buffers no one reads."""
+    the call takes, of ``n_all``; ``unread``: residuals computed in buffers no one reads;
+    ``checks``: the adapter defines ``check``, run first."""
 
     adapter: Adapter
     writes: bool  # (takes `out`)
@@ -485,8 +539,11 @@ class ForwardCall:
     n_out: int
     n_all: int
     unread: bool
+    checks: bool
 
     def __call__(self, values: Sequence[np.ndarray], outs: Sequence[np.ndarray] | None):
+        if self.checks:
+            self.adapter.check(*values)
         if self.writes:
             got = self.adapter.forward(
                 *values, out=None if outs is None else tuple(outs), **self.told
@@ -516,9 +573,12 @@ class BackwardCall:
     several: bool  # outputs, so a tuple of cotangents
     count: int
     wanted: tuple[int, ...] | None
+    checks: bool
 
     def __call__(self, values: Sequence[np.ndarray], _outs: object) -> Sequence[object]:
         n_res = self.n_res
+        if self.checks:  # (res begins with the inputs)
+            self.adapter.check(*values[: self.count])
         g = tuple(values[n_res:]) if self.several else values[n_res]
         got = self.adapter.backward(tuple(values[:n_res]), g)
         if not isinstance(got, (tuple, list)) or len(got) != self.count:
@@ -527,6 +587,17 @@ class BackwardCall:
                 f"(one per input, None for zero), got {describe(got)}."
             )
         return got if self.wanted is None else [got[i] for i in self.wanted]
+
+
+@dataclass(frozen=True)
+class CheckCall:
+    """``adapter.check`` on one call's inputs (see ``ForwardCall``): a zero when it passes."""
+
+    adapter: Adapter
+
+    def __call__(self, values: Sequence[np.ndarray], _outs: object) -> list[object]:
+        self.adapter.check(*values)
+        return [np.zeros((), np.float32)]
 
 
 @dataclass(frozen=True)
@@ -541,8 +612,11 @@ class TangentCall:
     given: tuple[int, ...]
     n_res: int
     outputs: tuple[tuple[tuple[int, ...], np.dtype], ...]
+    checks: bool
 
     def __call__(self, values: Sequence[np.ndarray], _outs: object) -> list[object]:
+        if self.checks:
+            self.adapter.check(*values[: self.count])
         on_host: list[np.ndarray | None] = [None] * self.count
         for i, value in zip(self.given, values[self.n_res :]):
             on_host[i] = value

@@ -177,7 +177,8 @@ def _make(name: str) -> Primitive:
 
 
 _PRIMITIVES = {
-    name: _make(name) for name in ("jaxbridge_forward", "jaxbridge_jvp", "jaxbridge_vjp")
+    name: _make(name)
+    for name in ("jaxbridge_forward", "jaxbridge_jvp", "jaxbridge_vjp", "jaxbridge_check")
 }
 
 

@@ -16,7 +16,8 @@ import scipy.spatial
 
 import jaxbridge as jb
 
-from ._scattered import Scattered
+from ._scattered import Scattered, refused_by_scipy
+from ._sizes import refused
 
 # The control coefficients' order, as exponents (i, j, k, l) of the sub-coordinates
 # (b1, b2, b3, b4): SciPy's c3000, c2100, ... in the order its polynomial sums them
@@ -185,15 +186,17 @@ def _locate(
     of: Scattered, points: np.ndarray, xi: np.ndarray, values: np.ndarray | None = None
 ) -> tuple[Any, np.ndarray] | None:
     """SciPy's interpolant through ``(points, values)`` (zeros: the triangulation alone) and
-    the simplex of each query in it (-1 outside the hull), or None if the data are refused
-    (the forward has raised or returned NaN)."""
+    the simplex of each query in it (-1 outside the hull); None if the data are refused
+    with ``on_failure="nan"``, ``of``'s error with "raise" (see ``_sizes``)."""
     p64, xi64 = np.asarray(points, np.float64), np.asarray(xi, np.float64)
     values = np.zeros(p64.shape[0]) if values is None else values
-    if of.check(p64, values, xi64) is not None:
+    owner = type(of).__name__
+    if refused(owner, of.on_failure, of.problem(p64, values, xi64)):
         return None
     try:
         interpolant = of.interpolant(p64, values)
-    except (ValueError, scipy.spatial.QhullError):
+    except (ValueError, scipy.spatial.QhullError) as error:
+        refused(owner, of.on_failure, refused_by_scipy(error))
         return None
     scale, offset = _scaling(of, interpolant)
     return interpolant, interpolant.tri.find_simplex((xi64 - offset) / scale)

@@ -31,6 +31,7 @@ from .._rules import asked, compiled, total
 from ._linear import TransposedPair
 from ._one_d import Interpolant1D, checked_data, in_order, inside
 from ._sites import interval_terms, periodic_queries, site_cotangent, within
+from ._sizes import refused
 
 
 class Hermite(jb.Adapter):
@@ -40,9 +41,13 @@ class Hermite(jb.Adapter):
     nu: int = 0
     extrapolate: bool = True
     on_failure: OnFailure = "raise"
+    owner: str = "CubicHermiteSpline"  # the interpolant whose rule calls it, for its errors
 
     signature = "(n),(n),(n),(m)->(m)"
     linear_in = ("y", "d")
+
+    def name(self) -> str:
+        return self.owner
 
     def least_points(self) -> int:
         return 2
@@ -71,7 +76,7 @@ class Hermite(jb.Adapter):
     def forward(self, x, y, d, xq):
         dtype = jb.result_dtype(x, y, d, xq)
         x64 = np.asarray(x, np.float64)
-        if checked_data(2, x64, x64) is not None:  # (on_failure="nan": a NaN result)
+        if refused(self.owner, self.on_failure, checked_data(2, x64, x64)):
             return np.full(xq.shape, np.nan, dtype)
         spline = scipy.interpolate.CubicHermiteSpline(x64, y, d, extrapolate=self.extrapolate)
         return in_order(lambda q: spline(q, self.nu), np.asarray(xq, np.float64)).astype(dtype)
@@ -142,9 +147,6 @@ class HermiteInterpolant(Interpolant1D):
         (leading axes are batch axes)."""
         raise NotImplementedError
 
-    def hermite(self) -> Hermite:
-        return Hermite(nu=self.nu, extrapolate=self.extrapolates(), on_failure=self.on_failure)
-
     def moved(self, x, data, xq, dx):
         return hermite_form_moved(self, self.slopes, x, data[0], xq, dx)
 
@@ -171,12 +173,12 @@ def _data_tangent(adapter: HermiteInterpolant, x, y, xq, dy):
     slopes = functools.partial(adapter.slopes, x.astype(y.dtype))
     y_wide, dy_wide = jnp.broadcast_arrays(y, dy)
     _, dd = jax.jvp(slopes, (y_wide,), (dy_wide,))
-    return adapter.hermite()(x, dy, dd, xq)
+    return hermite_of(adapter)(x, dy, dd, xq)
 
 
 @compiled
 def _data_cotangent(adapter: HermiteInterpolant, x, y, xq, g):
-    y_bar, d_bar = TransposedPair(adapter.hermite())(x, g, xq)
+    y_bar, d_bar = TransposedPair(hermite_of(adapter))(x, g, xq)
     y_wide = jnp.broadcast_to(y, jnp.broadcast_shapes(y.shape, d_bar.shape))
     _, slopes_vjp = jax.vjp(functools.partial(adapter.slopes, x.astype(y.dtype)), y_wide)
     (through_slopes,) = slopes_vjp(d_bar.astype(y.dtype))
@@ -190,9 +192,7 @@ def hermite_form_moved(adapter: Interpolant1D, slopes, x, y, xq, dx):
     (``extrapolate`` None with ``bc_type`` "periodic") the queries' move into the period.
     Explicit rather than a ``jax.jvp`` of the Hermite call, so that its bridged calls take
     ``(x, y)`` as primals alone and it transposes in ``y``."""
-    hermite = Hermite(
-        nu=adapter.nu, extrapolate=adapter.extrapolates(), on_failure=adapter.on_failure
-    )
+    hermite = hermite_of(adapter)
     y = jnp.asarray(y)
     x, dx = jnp.broadcast_arrays(jnp.asarray(x, y.dtype), jnp.asarray(dx, y.dtype))
     d, dd = jax.jvp(lambda x: slopes(x, y), (x,), (dx,))
@@ -203,3 +203,14 @@ def hermite_form_moved(adapter: Interpolant1D, slopes, x, y, xq, dx):
     terms = [hermite.moved(x, (y, d), xq, dx), hermite(x, jnp.zeros_like(y), dd, xq)]
     terms.append(moved_queries)
     return total(terms)
+
+
+def hermite_of(adapter: Interpolant1D) -> Hermite:
+    """The Hermite evaluation of ``adapter``'s pieces: its derivative order, extrapolation
+    and failure policy, its errors named after it."""
+    return Hermite(
+        nu=adapter.nu,
+        extrapolate=adapter.extrapolates(),
+        on_failure=adapter.on_failure,
+        owner=type(adapter).__name__,
+    )

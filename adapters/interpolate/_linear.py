@@ -25,6 +25,7 @@ import jaxbridge as jb
 from .._rules import asked, total
 from ._one_d import Interpolant1D, checked_data, inside
 from ._sites import site_cotangent, transposed_site_tangent
+from ._sizes import refused
 
 _CHUNK = 4096  # query points per block when the transpose evaluates unit data
 
@@ -50,8 +51,9 @@ class Transposed(jb.Adapter):
     def forward(self, x, g, xq):
         dtype = jb.result_dtype(x, g, xq)
         x64 = np.asarray(x, np.float64)
-        if checked_data(self.of.least_points(), x64, x64) is not None:
-            results = [np.full(x.shape, np.nan, dtype)] * self.outputs()  # on_failure="nan"
+        of = self.of
+        if refused(of.name(), of.on_failure, checked_data(of.least_points(), x64, x64)):
+            results = [np.full(x.shape, np.nan, dtype)] * self.outputs()
         else:
             g64, xq64 = np.asarray(g, np.float64), np.asarray(xq, np.float64)
             results = [np.asarray(r).astype(dtype) for r in self.of.transpose(x64, g64, xq64)]

@@ -85,6 +85,10 @@ class Interpolant1D(jb.Adapter):
             x = held_fixed(type(self).__name__, "x", why, x)
         return super().__call__(x, y, xq)
 
+    def name(self) -> str:
+        """The name its errors give it (a rule's helper adapters name it too)."""
+        return type(self).__name__
+
     def site_refusal(self) -> str | None:
         """Why this interpolant has no derivative in the sites ``x``, or None."""
         return None

@@ -16,7 +16,7 @@ import scipy.spatial
 import jaxbridge as jb
 
 from .._failure import InterpolationFailure, OnFailure, nan_results
-from ._sizes import refuse_sizes
+from ._sizes import refuse_sizes, refused
 
 
 def scattered_sites(raw: np.ndarray) -> np.ndarray:
@@ -90,20 +90,20 @@ class Scattered(jb.Adapter):
     def forward(self, points, values, xi):
         dtype = jb.result_dtype(points, values, xi)
         p64, v64 = np.asarray(points, np.float64), np.asarray(values, np.float64)
-        problem = self.check(p64, v64, xi)
+        problem = self.problem(p64, v64, xi)
         if problem is None:
             try:
                 return np.asarray(self.interpolant(p64, v64)(np.asarray(xi, np.float64))).astype(
                     dtype
                 )
             except (ValueError, scipy.spatial.QhullError) as error:
-                problem = f"SciPy refused the data (argument 'points'): {error}"
+                problem = refused_by_scipy(error)
         error = InterpolationFailure.because(f"{type(self).__name__}: {problem}")
         return nan_results(self.on_failure, error, xi.shape[:-1], dtype=dtype)
 
     def sizes(self, points: tuple[int, ...], xi: tuple[int, ...]) -> str | None:
         """What is wrong with the shapes of ``points`` and ``xi``, naming the argument, or
-        None: the part of ``check`` made when the call is traced."""
+        None: the part of ``problem`` made when the call is traced."""
         p, n = points[-2:]
         if xi[-1] != n:
             return f"argument 'xi' has {xi[-1]} coordinates for points in {n} dimensions"
@@ -116,7 +116,7 @@ class Scattered(jb.Adapter):
             )
         return None
 
-    def check(self, points: np.ndarray, values: np.ndarray, xi: np.ndarray) -> str | None:
+    def problem(self, points: np.ndarray, values: np.ndarray, xi: np.ndarray) -> str | None:
         """What is wrong with the data, naming the argument, or None."""
         problem = self.sizes(points.shape, xi.shape)
         if problem is not None:
@@ -125,6 +125,11 @@ class Scattered(jb.Adapter):
             if not np.isfinite(array).all():
                 return f"argument '{name}' has non-finite entries (NaN or inf)"
         return None
+
+
+def refused_by_scipy(error: Exception) -> str:
+    """The problem SciPy's triangulation found with the data (collinear points, say)."""
+    return f"SciPy refused the data (argument 'points'): {error}"
 
 
 class Locate(jb.Adapter):
@@ -145,11 +150,13 @@ class Locate(jb.Adapter):
         p64 = np.asarray(points, np.float64)
         xi64 = np.asarray(xi, np.float64)
         found = np.full(xi.shape[:-1] + (points.shape[-1] + 1,), -1, np.int32)
-        if self.of.check(p64, np.zeros(p64.shape[0]), xi64) is not None:
-            return found
+        of, owner = self.of, type(self.of).__name__
+        if refused(owner, of.on_failure, of.problem(p64, np.zeros(p64.shape[0]), xi64)):
+            return found  # (the values' NaN makes the result NaN)
         try:
-            interpolant = self.of.interpolant(p64, np.zeros(p64.shape[0]))
-        except (ValueError, scipy.spatial.QhullError):
+            interpolant = of.interpolant(p64, np.zeros(p64.shape[0]))
+        except (ValueError, scipy.spatial.QhullError) as error:
+            refused(owner, of.on_failure, refused_by_scipy(error))
             return found
         # SciPy's own triangulation, of the rescaled points when ``rescale``
         scaled = xi64

@@ -1,10 +1,11 @@
-"""The refusal, when a call is traced, of data whose sizes alone are too few for the
-interpolant (no sites, fewer than the method needs, a grid of no axes).
+"""Refusals that must hold where the interpolant's own forward does not run.
 
-Shapes are static, so the check the host makes on them can be made before anything is
-traced. It must be: under ``grad`` and ``jvp`` the derivative rules are traced before the
-host runs (and under ``jit`` XLA may drop the host call when only a derivative is used), and
-on empty data they fail deep in JAX, or give NaN, instead of the host check's error."""
+Under ``grad`` and ``jvp`` the derivative rules are traced before the host runs, and under
+``jit`` XLA drops a host call whose value no one uses (the forward, when only a derivative
+is): a refusal made in the forward alone is then lost, and the rules compute on refused data
+(NaN, or zeros). So the data's sizes are refused when the call is traced (shapes are static:
+``refuse_sizes``), and every helper adapter that a rule calls refuses the data on the host
+as the forward does (``refused``)."""
 
 from __future__ import annotations
 
@@ -17,3 +18,11 @@ def refuse_sizes(owner: str, on_failure: OnFailure, problem: str | None) -> None
     host gives NaN results for such data instead, as it does for any data it refuses."""
     if problem is not None and on_failure == "raise":
         raise InterpolationFailure.because(f"{owner}: {problem}")
+
+
+def refused(owner: str, on_failure: OnFailure, problem: str | None) -> bool:
+    """In a helper adapter's forward on the host: whether ``owner``'s data are refused for
+    ``problem`` (None: they are not). With ``on_failure="raise"`` that is ``owner``'s error,
+    raised as its forward raises it; with "nan" True, and the helper's results are NaN."""
+    refuse_sizes(owner, on_failure, problem)
+    return problem is not None

@@ -20,7 +20,7 @@ from .._failure import InterpolationFailure, OnFailure, nan_results
 from .._parameters import check_choice
 from .._rules import compiled
 from ._scattered import broadcast_batch, inner_queries, scattered_sites
-from ._sizes import refuse_sizes
+from ._sizes import refuse_sizes, refused
 
 KERNELS = (
     "linear",
@@ -142,7 +142,7 @@ class RBFInterpolator(jb.Adapter):
     def forward(self, y, d, x):
         dtype = jb.result_dtype(y, d, x)
         y64, d64, x64 = (np.asarray(a, np.float64) for a in (y, d, x))
-        problem = self.check(y64, d64)
+        problem = self.problem(y64, d64)
         if problem is None:
             try:
                 interpolant = _SciPyRBF(
@@ -175,7 +175,7 @@ class RBFInterpolator(jb.Adapter):
             )
         return None
 
-    def check(self, y: np.ndarray, d: np.ndarray) -> str | None:
+    def problem(self, y: np.ndarray, d: np.ndarray) -> str | None:
         """What is wrong with the sites and values, naming the argument, or None."""
         problem = self.sizes(y.shape)
         if problem is not None:
@@ -287,7 +287,7 @@ class SystemSolve(jb.Adapter):
         dtype = jb.result_dtype(y, r)
         y64 = np.asarray(y, np.float64)
         of = self.of
-        if of.check(y64, np.zeros(y64.shape[0])) is not None:
+        if refused("RBFInterpolator", of.on_failure, of.problem(y64, np.zeros(y64.shape[0]))):
             return np.full(r.shape, np.nan, dtype)
         smoothing = np.full(y64.shape[0], float(of.smoothing))
         powers = of.powers(y64.shape[-1])
@@ -295,7 +295,10 @@ class SystemSolve(jb.Adapter):
         lhs = _rbfinterp_np._build_system(y64, rhs, smoothing, of.kernel, of.scale(), powers, np)[0]
         try:
             z = scipy.linalg.solve(lhs, np.asarray(r, np.float64), assume_a="sym")
-        except np.linalg.LinAlgError:
+        except np.linalg.LinAlgError as error:
+            refused(
+                "RBFInterpolator", of.on_failure, f"the interpolation system is singular ({error})"
+            )
             return np.full(r.shape, np.nan, dtype)
         return z.astype(dtype)
 

@@ -22,7 +22,7 @@ from .._rules import total
 from ..special._fixed import held_fixed
 from ._one_d import check_whole, data, queries, sites
 from ._scattered import broadcast_batch
-from ._sizes import refuse_sizes
+from ._sizes import refuse_sizes, refused
 from .pchip import PchipInterpolator
 
 METHODS = ("linear", "nearest", "slinear", "cubic", "quintic", "pchip")
@@ -158,7 +158,7 @@ class RegularGridInterpolator(jb.Adapter):
         dtype = jb.result_dtype(points, values, xi)
         axes, grid_values = self.grid(points, values)
         xi64 = np.asarray(xi, np.float64)
-        problem = self.check(axes, grid_values, xi64)
+        problem = self.problem(axes, grid_values, xi64)
         if problem is None:
             try:
                 return self.evaluate(axes, grid_values, xi64).astype(dtype)
@@ -175,7 +175,7 @@ class RegularGridInterpolator(jb.Adapter):
 
     def sizes(self, xi: tuple[int, ...]) -> str | None:
         """What is wrong with the grid's axis lengths (``shape``) and the shape of ``xi``,
-        naming the argument, or None: the part of ``check`` made when the call is traced."""
+        naming the argument, or None: the part of ``problem`` made when the call is traced."""
         if not self.shape:
             return "argument 'points' has no axes; a grid needs at least one"
         if xi[-1] != len(self.shape):
@@ -189,7 +189,7 @@ class RegularGridInterpolator(jb.Adapter):
                 )
         return None
 
-    def check(self, axes, values, xi) -> str | None:
+    def problem(self, axes, values, xi) -> str | None:
         """What is wrong with one grid and its queries, naming the argument, or None."""
         problem = self.sizes(xi.shape)
         if problem is not None:
@@ -309,7 +309,8 @@ class GridTransposed(jb.Adapter):
         of = self.of
         axes, _ = of.grid(points, np.zeros(of.shape))
         xi64 = np.asarray(xi, np.float64)
-        if of.check(axes, np.zeros(of.shape), xi64) is not None:  # (on_failure="nan")
+        problem = of.problem(axes, np.zeros(of.shape), xi64)
+        if refused("RegularGridInterpolator", of.on_failure, problem):
             return np.full(math.prod(of.shape), np.nan, dtype)
         return of.transpose(points, np.asarray(g, np.float64), xi64).astype(dtype)
 

@@ -3,7 +3,7 @@ batching. Each check lives in a module of its own; this one runs them in order."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._adapter import Adapter
@@ -13,6 +13,7 @@ from ._hessian import check_hessian
 from ._jit import check_jit
 from ._jvp import check_jvp
 from ._linear_transpose import check_linear_transpose
+from ._refused import check_refused
 from ._specs import check_specs
 from ._subject import CHECKS, Subject
 from ._transpose import check_transpose
@@ -27,6 +28,7 @@ _RUNS: Mapping[str, Callable[[Subject], None]] = {
     "jvp": check_jvp,
     "transpose": check_transpose,
     "hessian": check_hessian,
+    "refused": check_refused,
 }
 assert tuple(_RUNS) == tuple(CHECKS)
 
@@ -39,6 +41,7 @@ def check_adapter(
     seed: int = 0,
     rtol: float | Mapping[str, float] | None = None,
     atol: float | Mapping[str, float] | None = None,
+    refused: Sequence[Any] | None = None,
 ) -> None:
     """Check that ``adapter`` is right on ``args``; raise ``AssertionError`` if it is not.
 
@@ -89,6 +92,16 @@ def check_adapter(
       the rules' own derivatives, residuals are constants) and a wrong rule of a helper
       adapter that a rule calls.
 
+    - ``"refused"``, where ``refused`` gives the arguments of a call the adapter refuses
+      (unsorted sites, a singular matrix: one per argument, like ``args``): the eager call
+      raises on them, and so does every composition that runs on ``args``, with the same
+      error type (read through ``jaxbridge.host_errors``): ``jax.jit``, and
+      ``jax.jit(jax.grad)``, ``jax.vmap(jax.grad)``, ``jax.jit(jax.jvp)`` and
+      ``jax.jit(jax.linear_transpose)`` in each floating argument. Under ``jit`` XLA drops
+      a host call whose value is not used, ``forward`` among them when only a derivative
+      is: a refusal made in ``forward`` alone is lost there (``Adapter.check`` is where it
+      holds).
+
     Checks that do not apply to the adapter are skipped quietly, so that every adapter
     passes with the default ``checks``: those of forward mode without a forward-mode rule,
     "grad" without a reverse-mode rule (``backward`` or ``pullback``), "hessian" where every
@@ -137,7 +150,7 @@ def check_adapter(
             results differ and by how much.
         TypeError, ValueError: the arguments or options do not make a valid check.
     """
-    subject = Subject.make(adapter, args, checks, batch, seed, rtol, atol)
+    subject = Subject.make(adapter, args, checks, batch, seed, rtol, atol, refused)
     for check, run in _RUNS.items():
         if check in subject.checks:
             try:

@@ -44,6 +44,10 @@ CHECKS: dict[str, str] = {
         "second derivatives, in every composition of modes the rules define, equal finite "
         "differences of the gradient and each other"
     ),
+    "refused": (
+        "arguments the eager call refuses are refused, with the same error, under jit, and "
+        "jit(grad), vmap(grad), jit(jvp) and jit(linear_transpose) in each argument"
+    ),
 }
 """Every check, in the order ``check_adapter`` runs them, with the statement it tests."""
 
@@ -79,6 +83,7 @@ class Subject:
     options: str
     rtol: Mapping[str, float]  # the caller's overrides, per check
     atol: Mapping[str, float]
+    refused: tuple[jax.Array, ...] | None = None  # arguments the adapter refuses
     references: dict[tuple, Result] = dataclasses.field(default_factory=dict)
     memo: dict[tuple, Any] = dataclasses.field(default_factory=dict)  # results checks share
 
@@ -92,6 +97,7 @@ class Subject:
         seed: int,
         rtol: float | Mapping[str, float] | None,
         atol: float | Mapping[str, float] | None,
+        refused: Sequence[Any] | None = None,
     ) -> Subject:
         if not isinstance(adapter, Adapter):
             raise TypeError(f"check_adapter needs a jaxbridge.Adapter, got {adapter!r}.")
@@ -181,6 +187,7 @@ class Subject:
             options=f"seed={seed}, batch={batch}",
             rtol=_per_check("rtol", rtol),
             atol=_per_check("atol", atol),
+            refused=None if refused is None else _refused(owner, names, arrays, refused),
         )
         subject.checks = frozenset(c for c in asked if subject.applies(c, differentiable))
         return subject
@@ -244,6 +251,8 @@ class Subject:
             return differentiable and self.forward_rule and self.reverse_rule
         if check == "hessian":
             return differentiable and bool(self.second_orders)
+        if check == "refused":
+            return self.refused is not None
         return True
 
     # --- what the checks share
@@ -452,3 +461,16 @@ def _per_check(name: str, value: float | Mapping[str, float] | None) -> Mapping[
         if isinstance(number, bool) or not isinstance(number, (int, float)) or not number >= 0:
             raise ValueError(f"`{name}` for {check!r} must be a number >= 0, got {number!r}.")
     return {check: float(number) for check, number in chosen.items()}
+
+
+def _refused(
+    owner: str, names: Sequence[str], args: Sequence[np.ndarray], refused: Sequence[Any]
+) -> tuple[jax.Array, ...]:
+    """``check_adapter``'s ``refused`` arguments, one per argument, as JAX arrays of the
+    checked arguments' dtypes."""
+    if len(refused) != len(names):
+        raise TypeError(
+            f"check_adapter({owner}, ..., refused=...) needs {len(names)} arguments "
+            f"({', '.join(names)}), got {len(refused)}."
+        )
+    return tuple(jnp.asarray(r, a.dtype) for r, a in zip(refused, args))
