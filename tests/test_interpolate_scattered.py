@@ -115,6 +115,39 @@ def test_rbf_second_derivatives_against_differences_of_gradients(adapter):
         np.testing.assert_allclose(hessian, expected, rtol=0, atol=1e-6 * scale)
 
 
+@pytest.mark.parametrize("epsilon", [1.0, 2.0])
+@pytest.mark.parametrize(
+    "kernel", ["gaussian", "multiquadric", "inverse_multiquadric", "inverse_quadratic"]
+)
+def test_rbf_hessian_in_the_query_at_a_site_is_scipys_curvature(kernel, epsilon):
+    """At a query on a data site (``ε·y`` exact in floating point), a smooth kernel's
+    Hessian in the query against SciPy's values by fourth-order second differences (its
+    curvature there was dropped: ``r`` has no derivative at 0)."""
+    adapter = RBFInterpolator(kernel, epsilon=epsilon)
+    scipy = _rbf_scipy(adapter)
+    site = SITES[3]
+    h = 1e-2
+
+    def value(x):
+        return scipy(SITES, DATA, x[None])[0]
+
+    e0, e1 = np.eye(2) * h
+    mixed = (
+        value(site + e0 + e1)
+        - value(site + e0 - e1)
+        - value(site - e0 + e1)
+        + value(site - e0 - e1)
+    ) / (4 * h * h)  # (second order in h)
+    expected = np.full((2, 2), mixed)
+    for i, e in enumerate((e0, e1)):  # the diagonal to fourth order
+        f = [value(site + k * e) for k in (-2, -1, 0, 1, 2)]
+        expected[i, i] = (-f[0] + 16 * f[1] - 30 * f[2] + 16 * f[3] - f[4]) / (12 * h * h)
+    got = jax.hessian(lambda x: adapter(SITES, DATA, x[None])[0])(jnp.asarray(site))
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2e-4 * scale)
+    np.testing.assert_allclose(np.diag(got), np.diag(expected), rtol=0, atol=1e-6 * scale)
+
+
 def test_rbf_reproduces_its_polynomial():
     """With degree 2, data from a quadratic is interpolated exactly everywhere."""
 

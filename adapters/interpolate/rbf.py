@@ -36,31 +36,34 @@ _SCALE_INVARIANT = ("linear", "thin_plate_spline", "cubic", "quintic")
 _MIN_DEGREE = {"multiquadric": 0, "linear": 0, "thin_plate_spline": 1, "cubic": 1, "quintic": 2}
 
 
-def _kernel(name: str, r: jax.Array) -> jax.Array:
-    """SciPy's kernel ``φ(r)``, with ``r = 0`` handled so that its derivative is finite."""
+def _kernel(name: str, square: jax.Array) -> jax.Array:
+    """SciPy's kernel ``φ(r)`` at ``r² = square``. The smooth kernels are written in ``r²``:
+    at ``r = 0`` (a query on a site) ``r`` has no derivative and the bridge takes 0 for it,
+    which would drop their curvature there, while ``r²``'s derivatives are exact. The others
+    are written in ``r``, finite at ``r = 0`` (``r³``'s curvature there is 0, as ``r``'s
+    zero derivative gives; in ``r²`` it would be ``0 · ∞``)."""
+    if name == "multiquadric":
+        return -jnp.sqrt(square + 1)
+    if name == "inverse_multiquadric":
+        return 1 / jnp.sqrt(square + 1)
+    if name == "inverse_quadratic":
+        return 1 / (square + 1)
+    if name == "gaussian":
+        return jnp.exp(-square)
+    positive = square > 0
+    r = jnp.where(positive, jnp.sqrt(jnp.where(positive, square, 1)), 0)  # (0: its derivative)
     if name == "linear":
         return -r
     if name == "thin_plate_spline":
-        return jnp.where(r == 0, 0, r**2 * jnp.log(jnp.where(r == 0, 1, r)))
+        return jnp.where(positive, square * jnp.log(jnp.where(positive, r, 1)), 0)
     if name == "cubic":
         return r**3
-    if name == "quintic":
-        return -(r**5)
-    if name == "multiquadric":
-        return -jnp.sqrt(r**2 + 1)
-    if name == "inverse_multiquadric":
-        return 1 / jnp.sqrt(r**2 + 1)
-    if name == "inverse_quadratic":
-        return 1 / (r**2 + 1)
-    return jnp.exp(-(r**2))
+    return -(r**5)  # quintic
 
 
-def _distance(a: jax.Array, b: jax.Array) -> jax.Array:
-    """``|a_i - b_j|`` for every pair, (i, j); 0 (with derivative 0) where they coincide,
-    where the norm is not differentiable (a site against itself)."""
-    square = jnp.sum((a[:, None, :] - b[None, :, :]) ** 2, axis=-1)
-    positive = square > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, square, 1)), 0)
+def _square_distance(a: jax.Array, b: jax.Array) -> jax.Array:
+    """``|a_i - b_j|²`` for every pair, (i, j)."""
+    return jnp.sum((a[:, None, :] - b[None, :, :]) ** 2, axis=-1)
 
 
 class RBFInterpolator(jb.Adapter):
@@ -230,7 +233,7 @@ def _interpolant(adapter: RBFInterpolator, y, d, x):
     eps = adapter.scale()
     basis = jnp.concatenate(
         [
-            _kernel(adapter.kernel, _distance(eps * x, eps * y)),
+            _kernel(adapter.kernel, _square_distance(eps * x, eps * y)),
             _polynomial(adapter, x, shift, scale),
         ],
         axis=-1,
@@ -261,7 +264,7 @@ def _system_times(adapter: RBFInterpolator, y, shift, scale, z):
     block plus smoothing, polynomial blocks) applied to ``z``."""
     p = y.shape[0]
     eps = adapter.scale()
-    kernel = _kernel(adapter.kernel, _distance(eps * y, eps * y))
+    kernel = _kernel(adapter.kernel, _square_distance(eps * y, eps * y))
     poly = _polynomial(adapter, y, shift, scale)
     c, b = z[:p], z[p:]
     top = kernel @ c + adapter.smoothing * c + poly @ b
