@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.sparse
 
 from jaxbridge.adapters.sparse import Eigsh
@@ -179,10 +180,22 @@ def test_second_derivatives_match_central_differences():
         np.testing.assert_allclose(hessian(small.data) @ direction, expected, atol=1e-6 * scale)
 
 
-def _repeated():
-    """Two blocks with the same spectrum: every eigenvalue is double."""
-    block = _matrix(6, seed=6).toarray()
-    a = scipy.sparse.block_diag([scipy.sparse.csr_array(block)] * 2, format="csr")
+BLOCK = _matrix(6, seed=6).toarray()
+TOP = np.linalg.eigvalsh(BLOCK)[-1]
+
+
+def _repeated(gap=0.0, coupled=False):
+    """Two copies of ``BLOCK``, the second shifted up by ``gap`` times its largest eigenvalue:
+    each eigenvalue has a twin that far away (every one double for ``gap=0``). ``coupled``
+    rotates each row of the first copy into the same row of the second (the spectrum is
+    the same), so that the pattern, and so a perturbation, couples the twins."""
+    a = scipy.linalg.block_diag(BLOCK, BLOCK + gap * TOP * np.eye(6))
+    if coupled:
+        c, s = np.cos(0.6), np.sin(0.6)
+        rotation = np.block([[c * np.eye(6), -s * np.eye(6)], [s * np.eye(6), c * np.eye(6)]])
+        a = rotation @ a @ rotation.T
+        a = (a + a.T) / 2
+    a = scipy.sparse.csr_array(a)
     a.sort_indices()
     return a
 
@@ -206,6 +219,97 @@ def test_repeated_eigenvalues_give_nan_on_request():
     g = jax.grad(lambda d: eigsh(d)[1][0, 0])(a.data)
     assert np.isnan(g).all()
     assert np.isfinite(jax.grad(lambda d: jnp.sum(eigsh(d)[0]))(a.data)).all()
+
+
+def _dense_vector_tangent(a, direction):
+    """The tangent of the largest eigenvalue's vector of ``a`` along ``direction``, from
+    dense ``eigh``: ``dv = Σ_j v_j (v_jᵀ da v) / (w - w_j)``, signed as documented."""
+    da = _with_data(a, direction)
+    w, v = np.linalg.eigh(a.toarray())
+    coefficients = (v.T @ ((da + da.T) / 2) @ v[:, -1])[:-1] / (w[-1] - w[:-1])
+    return v[:, :-1] @ coefficients * np.sign(v[np.argmax(np.abs(v[:, -1])), -1])
+
+
+@pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
+@pytest.mark.parametrize("gap", [0.0, 1e-13, 2e-11])
+def test_a_repeated_eigenvalue_is_refused_whether_its_twin_is_returned_or_not(gap, k):
+    """The largest eigenvalue's twin is ``gap`` (relative) below it, among the ``k`` returned
+    or not: the same rule refuses its vector's derivative, in words, or gives NaN."""
+    a = _repeated(gap, coupled=True)
+    eigsh = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA")
+    twin = "1 and 0 .*" if k == 2 else r"0 \(.*\) and one not returned are at most .*"
+    with pytest.raises(
+        np.linalg.LinAlgError,
+        match=rf"Eigsh: eigenvalues {twin}apart, within 1e-10 times the largest \|w\|",
+    ):
+        jax.grad(lambda d: eigsh(d)[1][0, -1])(a.data)
+    nan = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA", on_failure="nan")
+    assert np.isnan(jax.grad(lambda d: nan(d)[1][0, -1])(a.data)).all()
+
+
+@pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
+def test_a_near_twin_beyond_the_gap_is_accepted(k):
+    """Twins 1e-9 (relative) apart, ten times the refused gap: the vector's tangent is the
+    dense one. Both carry a relative error of about eps ||a|| / gap (1e-6 here)."""
+    a = _repeated(1e-9, coupled=True)
+    eigsh = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA")
+    direction = np.random.default_rng(8).standard_normal(a.nnz)
+    _, (_, dv) = jax.jvp(eigsh, (a.data,), (direction,))
+    expected = _dense_vector_tangent(a, direction)
+    np.testing.assert_allclose(dv[:, -1], expected, atol=1e-5 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
+def test_eigenvalue_derivatives_need_no_gap(k):
+    """The largest eigenvalue's twin 2e-11 (relative) below it, returned or not: the vectors'
+    derivatives are refused, the eigenvalue's is exact in both modes, eagerly and under jit.
+    The copies do not couple, so the largest eigenvalue is the second copy's own: the
+    reference is central differences of that 6 x 6 block's dense ``eigvalsh``."""
+    a = _repeated(2e-11)
+    eigsh = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA")
+    direction = np.random.default_rng(9).standard_normal(a.nnz)
+
+    def second_copy_top(data):
+        block = _with_data(a, data)[6:, 6:]
+        return np.linalg.eigvalsh((block + block.T) / 2)[-1]
+
+    expected = _central(second_copy_top, a.data, direction)
+
+    def top(d):
+        return eigsh(d)[0][-1]
+
+    def jvp(d, t):
+        return jax.jvp(top, (d,), (t,))[1]
+
+    for tangent in (jvp(a.data, direction), jax.jit(jvp)(a.data, direction)):
+        np.testing.assert_allclose(tangent, expected, rtol=1e-8)
+    for gradient in (jax.grad(top)(a.data), jax.jit(jax.grad(top))(a.data)):
+        np.testing.assert_allclose(gradient @ direction, expected, rtol=1e-8)
+
+
+@pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
+def test_forward_mode_at_a_repeated_eigenvalue(k):
+    """Every eigenvalue double: ``jvp`` computes the tangents of both outputs, used or not
+    (eagerly; under jit the unused are dropped), so a refused vector's tangent is NaN, not
+    an error that would stop the eigenvalues' tangents. Their sum's tangent (``k=2``) is the
+    trace of the projector onto the double eigenvalue's space along ``da``, from dense
+    ``eigh``."""
+    a = _repeated()
+    eigsh = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA")
+    direction = np.random.default_rng(10).standard_normal(a.nnz)
+
+    def jvp(d, t):
+        return jax.jvp(eigsh, (d,), (t,))[1]
+
+    _, v_ref = np.linalg.eigh(a.toarray())
+    projector = v_ref[:, -2:] @ v_ref[:, -2:].T
+    for dw, dv in (jvp(a.data, direction), jax.jit(jvp)(a.data, direction)):
+        assert np.isfinite(dw).all() and np.isnan(dv).all()
+        if k == 2:
+            rows = np.repeat(np.arange(12), np.diff(a.indptr))
+            np.testing.assert_allclose(
+                jnp.sum(dw), projector[rows, a.indices] @ direction, rtol=1e-10
+            )
 
 
 def test_vmap_matches_a_loop():

@@ -1,7 +1,12 @@
 """``_BorderedSolve``: the system that gives eigenvector derivatives,
-``[[a - w I, v], [vᵀ, 0]] [x; mu] = [top; bottom]`` for each eigenpair ``(w, v)`` of a
-symmetric operator ``a`` given by parameters (a sparse matrix's values, an operator's
-``theta``); the eigensolver that owns it solves it on the host (SuperLU, MINRES).
+``[[a - w I, s v], [s vᵀ, 0]] [x; mu / s] = [top; s bottom]`` for each eigenpair ``(w, v)``
+of a symmetric operator ``a`` given by parameters (a sparse matrix's values, an operator's
+``theta``), with the border scaled by ``s``, the largest ``|w|`` returned; the eigensolver
+that owns it solves it on the host (SuperLU, MINRES).
+
+Its eigenvalues are the gaps ``w_j - w`` to every other eigenvalue of ``a``, returned or
+not, and ``±s``: so a few steps of inverse iteration bound the gap to the eigenvalues that
+were not returned, and a repeated eigenvalue is refused by the same rule wherever its twin is.
 
 Its rules are the same solve again (the matrix is symmetric), with the operator's
 derivative in its parameters from the owner, so the eigenvector rules built on it
@@ -24,51 +29,86 @@ GAP = 1e-10
 """Eigenvalues closer than ``GAP`` times the largest ``|w|`` count as repeated: there the
 eigenvectors, and so their derivatives, are not determined."""
 
+STEPS = 3
+"""Steps of inverse iteration on the bordered matrix, from a fixed random vector, that bound
+its smallest singular value from above: the gap to the nearest eigenvalue not returned, when
+that is below ``GAP`` (the returned ones are checked directly). One step leaves the bound
+about ``sqrt(n)`` too large; each further one divides the other gaps' share by their ratio
+to the smallest, so near twins are found after two."""
+
+
+class RepeatedEigenvalue(SolveFailure):
+    """An eigenvalue within ``GAP`` of another one: its eigenvector has no derivative."""
+
 
 class _BorderedSolve(jb.Adapter):
     """For each column ``i``: ``[[a - w_i I, v_i], [v_iᵀ, 0]] [x_i; mu_i] = [top_i; bottom_i]``
     with ``a`` the owner's operator at parameters ``data``. The owner provides
-    ``_bordered_solver(data, name)`` (host: a function of ``(w_i, v_i, top_i, bottom_i)`` that
-    returns ``(x_i, mu_i)`` or raises ``SolveFailure``), and in JAX ``_operator_tangent(data,
-    ddata, x)`` (``da x``) and ``_operator_cotangent(data, y, x)`` (the derivative of
-    ``Σ_i y_iᵀ a x_i`` in ``data``).
+    ``_bordered_solver(data, name)`` (host: a function of ``(w_i, v_i, s)`` that factorizes
+    the system with its border scaled by ``s`` and returns its solve, a function of the
+    right-hand side (n + 1,), or raises ``SolveFailure``), and in JAX
+    ``_operator_tangent(data, ddata, x)`` (``da x``) and ``_operator_cotangent(data, y, x)``
+    (the derivative of ``Σ_i y_iᵀ a x_i`` in ``data``).
 
     A column whose right-hand side is zero is zero without a factorization (and without
     the gap check): a cotangent or tangent that never reaches the eigenvectors costs
-    nothing and fails for no repeated eigenvalue.
+    nothing and fails for no repeated eigenvalue. A repeated eigenvalue gives NaN instead
+    of the owner's error where ``nan_if_repeated`` (the forward-mode rule, ``eigen_tangents``).
     """
 
     owner: Any  # the eigensolver adapter: its operator, solver and on_failure
     name: str  # what errors name: the adapter the user called
+    nan_if_repeated: bool = False
 
     signature = "(m),(k),(n,k),(n,k),(k)->(n,k),(k)"
 
     def forward(self, data, w, v, top, bottom):
-        name = self.name
-        solve = None
+        n = v.shape[0]
         x, mu = np.zeros(top.shape), np.zeros(bottom.shape)
-        scale = float(np.abs(w).max(initial=0.0))
+        scale = float(np.abs(w).max(initial=0.0)) or 1.0
+        factor = None
         for i in range(w.shape[0]):
             if not (top[:, i].any() or bottom[i]):
                 continue
             try:
-                gaps = np.where(np.arange(w.shape[0]) == i, np.inf, np.abs(w - w[i]))
-                j = int(np.argmin(gaps))
-                if gaps[j] <= GAP * scale:
-                    raise SolveFailure.because(
-                        f"{name}: {self.owner.values_name} {i} and {j} ({w[i]:.17g} and "
-                        f"{w[j]:.17g}) are "
-                        f"{gaps[j]:.2g} apart, within {GAP:g} times the largest |w|: "
-                        "repeated eigenvalues have no eigenvector derivative (the eigenvalues' "
-                        "own derivatives are defined)"
-                    )
-                if solve is None:
-                    solve = self.owner._bordered_solver(data, name)
-                x[:, i], mu[i] = solve(float(w[i]), v[:, i], top[:, i], bottom[i])
+                self._refuse_returned_twin(w, i, scale)
+                if factor is None:
+                    factor = self.owner._bordered_solver(data, self.name)
+                solve = factor(float(w[i]), v[:, i], scale)
+                self._refuse_twin_not_returned(solve, n + 1, w, i, scale)
+                z = solve(np.append(top[:, i], scale * bottom[i]))
+                x[:, i], mu[i] = z[:n], scale * z[n]
             except np.linalg.LinAlgError as error:
-                x[:, i], mu[i] = nan_results(self.owner.on_failure, error, x[:, i].shape, ())
+                nan = self.nan_if_repeated and isinstance(error, RepeatedEigenvalue)
+                on_failure = "nan" if nan else self.owner.on_failure
+                x[:, i], mu[i] = nan_results(on_failure, error, (n,), ())
         dtype = jb.result_dtype(data, w, v, top, bottom)
         return x.astype(dtype), mu.astype(dtype)
+
+    def _refuse_returned_twin(self, w, i: int, scale: float) -> None:
+        gaps = np.where(np.arange(w.shape[0]) == i, np.inf, np.abs(w - w[i]))
+        j = int(np.argmin(gaps))
+        if gaps[j] <= GAP * scale:
+            values = self.owner.values_name
+            raise RepeatedEigenvalue.because(
+                f"{self.name}: {values} {i} and {j} ({w[i]:.17g} and {w[j]:.17g}) are "
+                f"{gaps[j]:.2g} apart, within {GAP:g} times the largest |w|: "
+                f"{_NO_DERIVATIVE.format(values=values)}"
+            )
+
+    def _refuse_twin_not_returned(self, solve, size: int, w, i: int, scale: float) -> None:
+        # the solve's growth bounds the smallest eigenvalue (in size) of the bordered matrix
+        y = np.random.default_rng(0).standard_normal(size)
+        for _ in range(STEPS):
+            y = solve(y / np.linalg.norm(y))
+        bound = 1 / float(np.linalg.norm(y))
+        if not bound > GAP * scale:  # (NaN too)
+            values = self.owner.values_name
+            raise RepeatedEigenvalue.because(
+                f"{self.name}: {values} {i} ({w[i]:.17g}) and one not returned are at most "
+                f"{bound:.2g} apart, within {GAP:g} times the largest |w|: "
+                f"{_NO_DERIVATIVE.format(values=values)}"
+            )
 
     def pushforward(self, res, tangents):
         data, w, v, _, _, x, mu = res
@@ -98,28 +138,32 @@ class _BorderedSolve(jb.Adapter):
         )
 
 
-def sparse_bordered_solve(name, a, w, v, top, bottom) -> tuple[np.ndarray, float]:
-    """One bordered solve with the sparse (CSC) ``a``, by SuperLU."""
+_NO_DERIVATIVE = (
+    "repeated {values} have no eigenvector derivative (the {values}' own derivatives are defined)"
+)
+
+
+def sparse_bordered_solver(name, a, w, v, border):
+    """SuperLU of the bordered system of ``(w, v)`` with the sparse (CSC) ``a``: its solve."""
     n = a.shape[0]
     shifted = a - w * scipy.sparse.eye_array(n, format="csc")
-    border = scipy.sparse.csc_array(v[:, None])
-    m = scipy.sparse.block_array([[shifted, border], [border.T, None]], format="csc")
+    column = scipy.sparse.csc_array(border * v[:, None])
+    m = scipy.sparse.block_array([[shifted, column], [column.T, None]], format="csc")
     try:
         lu = scipy.sparse.linalg.splu(m)
     except RuntimeError as error:
         if "singular" not in str(error):
             raise
-        raise SolveFailure.because(
+        raise RepeatedEigenvalue.because(
             f"{name}: the bordered system of eigenvalue {w:.17g} is singular (another "
             "eigenvalue of the matrix equals it), so its eigenvector has no derivative"
         ) from None
     pivot = float(np.abs(lu.U.diagonal()).min())
     largest = float(np.abs(m.data).max())
     if pivot < np.finfo(np.float64).eps * largest:
-        raise SolveFailure.because(
+        raise RepeatedEigenvalue.because(
             f"{name}: the bordered system of eigenvalue {w:.17g} is singular to working "
             f"precision (smallest LU pivot {pivot:.1e}): another eigenvalue of the matrix "
             "equals it, so its eigenvector has no derivative"
         )
-    solution = lu.solve(np.append(top, bottom).astype(np.float64))
-    return solution[:n], float(solution[n])
+    return lu.solve

@@ -96,7 +96,10 @@ def eigen_tangents(owner, name: str, params, w, v, dparams):
     product = owner._operator_tangent(params, dparams, v)
     dw = jnp.sum(v * product, axis=-2)
     top = dw[..., None, :] * v - product
-    dv, _ = _BorderedSolve(owner, name)(params, w, v, top, jnp.zeros_like(dw))
+    # forward mode computes every output's tangent, used or not (eagerly; jit drops the
+    # unused): a repeated eigenvalue's vector tangent is NaN, as an error would stop dw too
+    solve = _BorderedSolve(owner, name, nan_if_repeated=True)
+    dv, _ = solve(params, w, v, top, jnp.zeros_like(dw))
     return dw, dv
 
 

@@ -13,7 +13,7 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 
 from .._failure import OnFailure, SolveFailure, nan_results, require_finite
-from ._bordered import sparse_bordered_solve
+from ._bordered import sparse_bordered_solver
 from ._eigen import EigenRules, arpack_failure, check_spectrum, ordered, start_vector
 from ._pattern import Pattern
 
@@ -137,7 +137,7 @@ class Eigsh(EigenRules, jb.Adapter):
 
     def _bordered_solver(self, data, name: str):
         a = self._pattern.symmetric_part(data).tocsc()
-        return functools.partial(sparse_bordered_solve, name, a)
+        return functools.partial(sparse_bordered_solver, name, a)
 
     def _operator_tangent(self, data, ddata, x):
         return self._pattern.symmetric_product(ddata, x)

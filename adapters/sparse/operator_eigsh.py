@@ -134,17 +134,16 @@ class OperatorEigsh(EigenRules, jb.Adapter):
         a = self._operator(np.asarray(theta, np.float64))
         n = self._size
 
-        def solve(w, v, top, bottom):
+        def solver(w, v, border):
             def apply(z):
                 x, mu = z[:n], z[n]
-                return np.append(a.matvec(x) - w * x + v * mu, v @ x)
+                return np.append(a.matvec(x) - w * x + border * v * mu, border * (v @ x))
 
             bordered = _Operator(n + 1, apply)
             what = f"the bordered system of eigenvalue {w:.17g}"
-            z = _minres(bordered, np.append(top, bottom), what)
-            return z[:n], float(z[n])
+            return lambda rhs: _minres(bordered, rhs, what)
 
-        return solve
+        return solver
 
     def _columns(self, theta, x):
         """``matvec`` on each column of ``x`` (..., n, k), as a function of ``theta``."""
