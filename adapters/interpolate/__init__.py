@@ -14,6 +14,9 @@ scattered ones, the sites).
   every order in all three. ``CloughTocher2DInterpolator()``: every order in ``xi`` and
   ``values`` (linear).
 
+A query of one point (a scalar ``xq``, a ``xi`` or ``x`` of shape ``(d,)``) gives a scalar,
+as SciPy's interpolants do: ``jax.vmap(jax.grad(lambda t: spline(x, y, t)))(ts)`` works.
+
 The 1-D sites ``x`` are differentiated through the construction (the pieces' stretch and
 shift, and the slopes' system or formula in JAX), exactly; a spline of another degree, the
 grid ``points``, and the Clough-Tocher interpolant's ``points`` are held fixed:

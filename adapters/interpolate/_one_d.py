@@ -14,6 +14,7 @@ import jaxbridge as jb
 
 from .._failure import InterpolationFailure, OnFailure, nan_results
 from ..special._fixed import held_fixed
+from ._queries import per_point
 from ._sizes import refuse_sizes
 
 NO_SITE_DERIVATIVE = (
@@ -83,7 +84,7 @@ class Interpolant1D(jb.Adapter):
         why = self.site_refusal()
         if why is not None:
             x = held_fixed(type(self).__name__, "x", why, x)
-        return super().__call__(x, y, xq)
+        return per_point(lambda q: super(Interpolant1D, self).__call__(x, y, q), xq, 0)
 
     def name(self) -> str:
         """The name its errors give it (a rule's helper adapters name it too)."""

@@ -16,6 +16,7 @@ import scipy.spatial
 import jaxbridge as jb
 
 from .._failure import InterpolationFailure, OnFailure, nan_results
+from ._queries import per_point
 from ._sizes import refuse_sizes, refused
 
 
@@ -77,6 +78,9 @@ class Scattered(jb.Adapter):
             raise ValueError(f"{owner}: parameter 'fill_value' must be a number.")
         if self.rescale not in (True, False):
             raise ValueError(f"{owner}: parameter 'rescale' must be True or False.")
+
+    def __call__(self, points: Any, values: Any, xi: Any) -> Any:
+        return per_point(lambda q: super(Scattered, self).__call__(points, values, q), xi, 1)
 
     def interpolant(self, points: np.ndarray, values: np.ndarray) -> Any:
         """SciPy's interpolant through ``(points, values)`` in float64 (``values`` may have

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -19,6 +20,7 @@ import jaxbridge as jb
 from .._failure import InterpolationFailure, OnFailure, nan_results
 from .._parameters import check_choice
 from .._rules import compiled
+from ._queries import per_point
 from ._scattered import broadcast_batch, inner_queries, scattered_sites
 from ._sizes import refuse_sizes, refused
 
@@ -129,6 +131,9 @@ class RBFInterpolator(jb.Adapter):
 
     def scale(self) -> float:
         return 1.0 if self.epsilon is None else float(self.epsilon)
+
+    def __call__(self, y: Any, d: Any, x: Any) -> Any:
+        return per_point(lambda q: super(RBFInterpolator, self).__call__(y, d, q), x, 1)
 
     def resolved_degree(self) -> int:
         """SciPy's degree for ``degree=None``: the kernel's least, at least 0."""

@@ -21,6 +21,7 @@ from .._parameters import check_choice
 from .._rules import total
 from ..special._fixed import held_fixed
 from ._one_d import check_whole, data, queries, sites
+from ._queries import per_point
 from ._scattered import broadcast_batch
 from ._sizes import refuse_sizes, refused
 from .pchip import PchipInterpolator
@@ -139,7 +140,7 @@ class RegularGridInterpolator(jb.Adapter):
         if adapter.method == "pchip":
             fields = {f.name: getattr(adapter, f.name) for f in dataclasses.fields(adapter)}
             adapter = PchipGrid(**fields)
-        return jb.Adapter.__call__(adapter, points, values, xi)
+        return per_point(lambda q: jb.Adapter.__call__(adapter, points, values, q), xi, 1)
 
     def orders(self) -> tuple[int, ...]:
         return self.nu if self.nu is not None else (0,) * len(self.shape)
