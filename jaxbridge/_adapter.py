@@ -183,7 +183,14 @@ class Adapter:
         def checked_init(self: Any, *args: Any, **kwargs: Any) -> None:
             try:
                 init(self, *args, **kwargs)
-            except TypeError:
+            except (TypeError, ValueError) as error:
+                # a traced parameter fails the class's own checks (`__post_init__`) first:
+                # say what is wrong with it, not what those checks expected
+                for name, value in _given(init, self, args, kwargs).items():
+                    if _traced(value):
+                        _check_parameter(type(self).__name__, name, value)
+                if not isinstance(error, TypeError):
+                    raise
                 if any(isinstance(a, (jax.Array, np.ndarray)) for a in args):
                     raise TypeError(
                         f"{type(self).__name__}(...) makes the adapter from its static "
@@ -340,6 +347,15 @@ class Adapter:
         return call(self, args, kwargs)
 
 
+def _given(init: Callable[..., None], self: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The parameters a constructor call gives, by name; none if they do not bind."""
+    try:
+        bound = inspect.signature(init).bind(self, *args, **kwargs)
+    except TypeError:
+        return {}
+    return {name: value for name, value in bound.arguments.items() if name != "self"}
+
+
 @per_object  # weakly: adapter classes made at run time must be freed
 def _choices(cls: type) -> dict[str, tuple[object, ...]]:
     """The static parameters annotated ``Literal[...]``, with the values each may take."""
@@ -361,9 +377,16 @@ def _check_choice(owner: str, name: str, value: object, choices: tuple[object, .
         raise ValueError(f"{owner}: parameter '{name}' must be one of {allowed}; got {value!r}.")
 
 
+def _traced(value: object) -> bool:
+    """Whether ``value`` is traced, or a tuple or list holding a traced value."""
+    if isinstance(value, (tuple, list)):
+        return any(_traced(v) for v in value)
+    return isinstance(value, Tracer)
+
+
 def _check_parameter(owner: str, name: str, value: object) -> None:
     """A static parameter is part of the adapter's identity: hashable, never traced."""
-    if isinstance(value, Tracer):
+    if _traced(value):
         raise TypeError(
             f"{owner}: parameter '{name}' got a traced value (under jit, grad or vmap), but it "
             f"is a static parameter, fixed when a call is traced. To differentiate in it or "
