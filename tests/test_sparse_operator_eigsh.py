@@ -2,6 +2,8 @@
 ``numpy.linalg.eigh`` of the same operator, derivatives in ``theta`` (both modes, second
 order) against float64 central differences, shift-invert, and errors."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -22,6 +24,7 @@ def _x64():
 N = 40
 CHAIN = Chain(N)
 THETA = 1 + 0.5 * np.random.default_rng(0).uniform(size=N + 1)
+LOWEST = float(np.linalg.eigvalsh(CHAIN.dense(THETA))[0])
 
 
 def _dense_pairs(theta, select):
@@ -91,21 +94,63 @@ def test_repeated_eigenvalues_refuse_the_eigenvector_derivative():
     assert np.isfinite(jax.grad(lambda th: jnp.sum(eigsh(th)[0]))(THETA)).all()
 
 
+@pytest.mark.parametrize("gap", [0.0, 1e-12])
+def test_a_twin_not_returned_is_refused_too(gap):
+    """The lowest eigenvalue's twin ``gap`` (relative) above it, not among the ``k=1``
+    returned: the vector's derivative is refused as a returned twin's would be, or NaN."""
+    eigsh = OperatorEigsh(_Twice(2 * N, gap), k=1, which="SA")
+    with pytest.raises(
+        np.linalg.LinAlgError,
+        match=r"OperatorEigsh: eigenvalues 0 \(.*\) and one not returned are at most .* apart",
+    ):
+        jax.grad(lambda th: eigsh(th)[1][0, 0])(THETA)
+    nan = OperatorEigsh(_Twice(2 * N, gap), k=1, which="SA", on_failure="nan")
+    assert np.isnan(jax.grad(lambda th: nan(th)[1][0, 0])(THETA)).all()
+
+
+def test_eigenvalue_tangents_at_a_repeated_eigenvalue():
+    """Every eigenvalue double: ``jvp`` computes both outputs' tangents, used or not, so the
+    vectors' are NaN (not an error, which would stop the eigenvalues'), eagerly and under
+    jit; the sum of the two lowest eigenvalues, twice the chain's lowest, has the tangent of
+    Hellmann-Feynman on the dense chain: ``2 Σ_j (v[j - 1] - v[j])² dtheta_j``."""
+    eigsh = OperatorEigsh(_Twice(2 * N), k=2, which="SA")
+    direction = np.random.default_rng(3).standard_normal(N + 1)
+    _, v = _dense_pairs(THETA, slice(0, 1))
+    expected = 2 * np.diff(np.pad(v[:, 0], 1)) ** 2 @ direction
+
+    def jvp(th, t):
+        return jax.jvp(eigsh, (th,), (t,))[1]
+
+    for dw, dv in (jvp(THETA, direction), jax.jit(jvp)(THETA, direction)):
+        assert np.isnan(dv).all()
+        np.testing.assert_allclose(jnp.sum(dw), expected, rtol=1e-10)
+
+
 class _Twice(jb.Adapter):
-    """Two copies of ``CHAIN``, uncoupled."""
+    """Two copies of ``CHAIN``, uncoupled, the second's on-site term raised by ``gap`` times
+    the chain's lowest eigenvalue at ``THETA``; rules in JAX (linear in ``x`` and ``theta``)."""
 
     n: int
+    gap: float = 0.0
 
     signature = "(n),(p)->(n)"
 
     def forward(self, x, theta):
-        return np.concatenate([CHAIN.forward(x[:N], theta), CHAIN.forward(x[N:], theta)])
+        return self._halves(CHAIN.forward, np, x, theta)
 
-    def backward(self, res, g):
+    def _halves(self, chain, xp, x, theta):
+        first, second = x[..., :N], x[..., N:]
+        shift = self.gap * LOWEST
+        return xp.concatenate([chain(first, theta), chain(second, theta) + shift * second], -1)
+
+    def pushforward(self, res, tangents):
         x, theta, _ = res
-        stretches = [np.diff(np.pad(part, 1)) for part in (x[:N], x[N:])]
-        gs = [np.diff(np.pad(part, 1)) for part in (g[:N], g[N:])]
-        return None, sum(s * q for s, q in zip(stretches, gs))
+        tangents = [jnp.zeros_like(p) if t is None else t for p, t in zip((x, theta), tangents)]
+        return jax.jvp(functools.partial(self._halves, CHAIN, jnp), (x, theta), tuple(tangents))[1]
+
+    def pullback(self, res, g):
+        x, theta, _ = res
+        return jax.vjp(functools.partial(self._halves, CHAIN, jnp), x, theta)[1](g)
 
 
 @pytest.mark.parametrize(

@@ -96,6 +96,50 @@ def test_repeated_singular_values_refuse_the_vector_derivative():
     assert np.isnan(jax.grad(lambda d: nan(d)[2][0, 0])(a.data)).all()
 
 
+def _twice(block):
+    a = scipy.sparse.block_diag([scipy.sparse.csr_array(block)] * 2, format="csr")
+    a.sort_indices()
+    return a
+
+
+def test_a_twin_not_returned_is_refused_too():
+    """Two copies of one block: the largest singular value is double, and with ``k=1`` its
+    twin is not returned. The vectors' derivative is refused as for a returned twin (an
+    error naming ``Svds``, or NaN); the singular value's own derivative is still defined."""
+    a = _twice(_matrix(8, 6, seed=2).toarray())
+    svds = Svds(a.indices, a.indptr, a.shape, k=1)
+    with pytest.raises(
+        np.linalg.LinAlgError,
+        match=r"Svds: singular values 0 \(.*\) and one not returned are at most .* apart",
+    ):
+        jax.grad(lambda d: svds(d)[0][0, 0])(a.data)
+    nan = Svds(a.indices, a.indptr, a.shape, k=1, on_failure="nan")
+    assert np.isnan(jax.grad(lambda d: nan(d)[2][0, 0])(a.data)).all()
+    assert np.isfinite(jax.grad(lambda d: svds(d)[1][0])(a.data)).all()
+
+
+@pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
+def test_forward_mode_at_a_repeated_singular_value(k):
+    """Every singular value double: ``jvp`` computes all outputs' tangents, used or not
+    (eagerly; under jit the unused are dropped), so the vectors' are NaN, not an error that
+    would stop the singular values'. The sum of the two largest (``k=2``) has the tangent
+    ``<u vᵀ, da>`` summed over both, from dense ``svd``."""
+    a = _twice(_matrix(8, 6, seed=2).toarray())
+    svds = Svds(a.indices, a.indptr, a.shape, k=k)
+    direction = np.random.default_rng(4).standard_normal(a.nnz)
+
+    def jvp(d, t):
+        return jax.jvp(svds, (d,), (t,))[1]
+
+    u, _, vt = np.linalg.svd(a.toarray())
+    rows = np.repeat(np.arange(16), np.diff(a.indptr))
+    expected = (u[:, :2] @ vt[:2])[rows, a.indices] @ direction
+    for du, ds, dvt in (jvp(a.data, direction), jax.jit(jvp)(a.data, direction)):
+        assert np.isnan(du).all() and np.isnan(dvt).all() and np.isfinite(ds).all()
+        if k == 2:
+            np.testing.assert_allclose(jnp.sum(ds), expected, rtol=1e-10)
+
+
 def test_bad_parameters():
     with pytest.raises(
         ValueError, match=r"Svds: parameter 'k' must satisfy 1 <= k < min\(m, n\) = 60"
