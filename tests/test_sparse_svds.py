@@ -79,10 +79,15 @@ def test_singular_value_gradient_is_u_v_per_entry():
     np.testing.assert_allclose(jacobian, (u[rows] * vt.T[M.indices]).T, atol=1e-12)
 
 
-def test_repeated_singular_values_refuse_the_vector_derivative():
-    block = _matrix(8, 6, seed=2).toarray()
-    a = scipy.sparse.block_diag([scipy.sparse.csr_array(block)] * 2, format="csr")
+def _twice(block):
+    """Two copies of a dense ``block``: every singular value double."""
+    a = scipy.sparse.csr_array(scipy.sparse.block_diag([scipy.sparse.csr_array(block)] * 2))
     a.sort_indices()
+    return a
+
+
+def test_repeated_singular_values_refuse_the_vector_derivative():
+    a = _twice(_matrix(8, 6, seed=2).toarray())
     svds = Svds(a.indices, a.indptr, a.shape, k=2)
     with pytest.raises(Exception, match=r"Svds: singular values 0 and 1 .* apart"):
         jax.grad(lambda d: svds(d)[0][0, 0])(a.data)
@@ -94,12 +99,6 @@ def test_repeated_singular_values_refuse_the_vector_derivative():
     np.testing.assert_allclose(g, projector[rows, a.indices], atol=1e-10)
     nan = Svds(a.indices, a.indptr, a.shape, k=2, on_failure="nan")
     assert np.isnan(jax.grad(lambda d: nan(d)[2][0, 0])(a.data)).all()
-
-
-def _twice(block):
-    a = scipy.sparse.block_diag([scipy.sparse.csr_array(block)] * 2, format="csr")
-    a.sort_indices()
-    return a
 
 
 def test_a_twin_not_returned_is_refused_too():
