@@ -5,19 +5,18 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Literal, dataclass_transform
+from typing import Any, ClassVar, dataclass_transform
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.core import Tracer
 
-from ._bridge import call, host_pullback, host_pushforward
-from ._caches import per_object
+from ._bridge import call
 from ._domain import Domain
 from ._dtypes import result_dtype
+from ._operations import host_pullback, host_pushforward
+from ._parameters import check_choice, check_parameter, choices_of, given_parameters, traced
 from ._plan import arg_names, default_rule
 from ._primitives import api_boundary
 from ._signature import bind_dims, core_shape, parse
@@ -186,9 +185,9 @@ class Adapter:
             except (TypeError, ValueError) as error:
                 # a traced parameter fails the class's own checks (`__post_init__`) first:
                 # say what is wrong with it, not what those checks expected
-                for name, value in _given(init, self, args, kwargs).items():
-                    if _traced(value):
-                        _check_parameter(type(self).__name__, name, value)
+                for name, value in given_parameters(init, self, args, kwargs).items():
+                    if traced(value):
+                        check_parameter(type(self).__name__, name, value)
                 if not isinstance(error, TypeError):
                     raise
                 if any(isinstance(a, (jax.Array, np.ndarray)) for a in args):
@@ -199,9 +198,9 @@ class Adapter:
                     ) from None
                 raise
             for field in dataclasses.fields(self):
-                _check_parameter(type(self).__name__, field.name, getattr(self, field.name))
-            for name, choices in _choices(type(self)).items():
-                _check_choice(type(self).__name__, name, getattr(self, name), choices)
+                check_parameter(type(self).__name__, field.name, getattr(self, field.name))
+            for name, choices in choices_of(type(self)).items():
+                check_choice(type(self).__name__, name, getattr(self, name), choices)
 
         setattr(cls, "__init__", checked_init)  # not `cls.__init__ = `: type checkers keep
         # the dataclass signature for the constructor
@@ -345,62 +344,3 @@ class Adapter:
     @api_boundary  # errors show the caller's frames, not jaxbridge's or JAX's
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return call(self, args, kwargs)
-
-
-def _given(init: Callable[..., None], self: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
-    """The parameters a constructor call gives, by name; none if they do not bind."""
-    try:
-        bound = inspect.signature(init).bind(self, *args, **kwargs)
-    except TypeError:
-        return {}
-    return {name: value for name, value in bound.arguments.items() if name != "self"}
-
-
-@per_object  # weakly: adapter classes made at run time must be freed
-def _choices(cls: type) -> dict[str, tuple[object, ...]]:
-    """The static parameters annotated ``Literal[...]``, with the values each may take."""
-    try:
-        hints = typing.get_type_hints(cls)
-    except (NameError, TypeError):  # an annotation that cannot be resolved: nothing to check
-        return {}
-    fields = {field.name for field in dataclasses.fields(cls)}
-    return {
-        name: typing.get_args(hint)
-        for name, hint in hints.items()
-        if name in fields and typing.get_origin(hint) is Literal
-    }
-
-
-def _check_choice(owner: str, name: str, value: object, choices: tuple[object, ...]) -> None:
-    if value not in choices:
-        allowed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{owner}: parameter '{name}' must be one of {allowed}; got {value!r}.")
-
-
-def _traced(value: object) -> bool:
-    """Whether ``value`` is traced, or a tuple or list holding a traced value."""
-    if isinstance(value, (tuple, list)):
-        return any(_traced(v) for v in value)
-    return isinstance(value, Tracer)
-
-
-def _check_parameter(owner: str, name: str, value: object) -> None:
-    """A static parameter is part of the adapter's identity: hashable, never traced."""
-    if _traced(value):
-        raise TypeError(
-            f"{owner}: parameter '{name}' got a traced value (under jit, grad or vmap), but it "
-            f"is a static parameter, fixed when a call is traced. To differentiate in it or "
-            f"vary it, make it an array argument of forward (and of the signature) instead."
-        )
-    try:
-        hash(value)
-    except TypeError:
-        advice = (
-            "Pass it as an array argument of forward instead, or as a tuple"
-            if isinstance(value, (np.ndarray, jax.Array))
-            else "Pass a tuple (or another hashable value) instead"
-        )
-        raise TypeError(
-            f"{owner}: parameter '{name}' must be hashable (static parameters are part of the "
-            f"adapter's identity), got {type(value).__name__}. {advice}."
-        ) from None

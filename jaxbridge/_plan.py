@@ -5,18 +5,16 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ._caches import per_object
+from ._protocol import AdapterLike
 from ._signature import bind_dims, parse
 from ._transport import x64_mode
-
-if TYPE_CHECKING:
-    from ._adapter import Adapter
 
 
 @dataclass(frozen=True)
@@ -57,7 +55,7 @@ class Plan:
         return self.batched(self.outputs) + (saved if residuals else ())
 
 
-def make_plan(adapter: Adapter, names: tuple[str, ...], args: Sequence[Any]) -> Plan:
+def make_plan(adapter: AdapterLike, names: tuple[str, ...], args: Sequence[Any]) -> Plan:
     """Check ``args`` (arrays or anything with ``shape`` and ``dtype``) against the
     adapter's signature and work out the shapes of the call."""
     owner = type(adapter).__name__
@@ -97,7 +95,7 @@ def make_plan(adapter: Adapter, names: tuple[str, ...], args: Sequence[Any]) -> 
     return Plan(owner, names, loop, padded, core_args, outputs, residuals, sources, residual_loop)
 
 
-def _sources(adapter: Adapter, owner: str, names: tuple[str, ...]) -> tuple[int, ...]:
+def _sources(adapter: AdapterLike, owner: str, names: tuple[str, ...]) -> tuple[int, ...]:
     """The indices of the arguments named by ``adapter.residuals_from`` (all by default)."""
     if adapter.residuals_from is None:
         return tuple(range(len(names)))
@@ -182,7 +180,7 @@ def _takes_keyword(forward: Callable[..., Any], name: str) -> bool:
     return name in _keywords(forward)
 
 
-def plan_of(adapter: Adapter, args: Sequence[Any]) -> Plan:
+def plan_of(adapter: AdapterLike, args: Sequence[Any]) -> Plan:
     """The plan of a call on ``args`` (avals, arrays or ``Linear`` markers), cached."""
     # (the 64-bit mode is part of the key: declared dtypes are canonicalized in it)
     key = (tuple((tuple(a.shape), np.dtype(a.dtype)) for a in args), x64_mode())
@@ -196,7 +194,7 @@ def plan_of(adapter: Adapter, args: Sequence[Any]) -> Plan:
 
 
 @per_object
-def _plans(adapter: Adapter) -> dict[tuple, Plan]:
+def _plans(adapter: AdapterLike) -> dict[tuple, Plan]:
     """The plans of ``adapter``'s calls, by argument shapes and dtypes: kept while the
     adapter is (a large parameter, as ``SparseSolve``'s pattern, goes with it)."""
     return {}
@@ -206,7 +204,7 @@ def floating(dtype: Any) -> bool:
     return bool(jnp.issubdtype(dtype, jnp.inexact))
 
 
-def fully_linear(adapter: Adapter, plan: Plan) -> bool:
+def fully_linear(adapter: AdapterLike, plan: Plan) -> bool:
     """Whether ``forward`` is linear in all its floating arguments together: then its
     derivative rules do not depend on where they are taken, and differentiate to zero."""
     names = {n for n, a in zip(plan.names, plan.args) if floating(a.dtype)}
@@ -220,6 +218,6 @@ def default_rule(method: Callable[..., Any]) -> Callable[..., Any]:
     return method
 
 
-def overrides(adapter: Adapter, method: str) -> bool:
+def overrides(adapter: AdapterLike, method: str) -> bool:
     """Whether ``adapter``'s class defines ``method`` instead of inheriting the default."""
     return not getattr(getattr(type(adapter), method), "adapter_default", False)

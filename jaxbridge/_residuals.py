@@ -29,7 +29,7 @@ parameter of ``jit`` and ``custom_jvp_call``), ``jax.extend.core.Var``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jax
 import numpy as np
@@ -37,12 +37,10 @@ from jax.extend.core import Var
 
 from ._caches import per_object
 from ._plan import Plan, floating, overrides, plan_of
-
-if TYPE_CHECKING:
-    from ._adapter import Adapter
+from ._protocol import AdapterLike
 
 _BARRIERS = frozenset(
-    {"jaxbridge_forward", "jaxbridge_jvp", "jaxbridge_vjp", "stop_gradient"}
+    {"jaxbridge_forward", "jaxbridge_jvp", "jaxbridge_vjp", "jaxbridge_check", "stop_gradient"}
     | {"sign", "floor", "ceil", "round"}
 )
 """Where a residual may go: a bridged call (its own rules answer for the derivative),
@@ -54,7 +52,7 @@ _FOLLOWED_CUSTOM = {"custom_jvp_call": "call_jaxpr"}
 
 
 def refuse_differentiated_residuals(
-    adapter: Adapter, plan: Plan, primals: Sequence[Any], tangents: Sequence[Any]
+    adapter: AdapterLike, plan: Plan, primals: Sequence[Any], tangents: Sequence[Any]
 ) -> None:
     """Raise ``TypeError`` if the forward with residuals, differentiated along ``tangents``,
     hands its residuals to a JAX rule that would differentiate through them."""
@@ -78,13 +76,13 @@ def refuse_differentiated_residuals(
 
 
 @per_object
-def _reads(adapter: Adapter) -> dict[tuple, int | None]:
+def _reads(adapter: AdapterLike) -> dict[tuple, int | None]:
     """``_residual_read``'s answers for ``adapter``, by rule and argument shapes: kept while
     the adapter is (tracing a rule is the costly part)."""
     return {}
 
 
-def _residual_read(adapter: Adapter, rule: str, key: tuple) -> int | None:
+def _residual_read(adapter: AdapterLike, rule: str, key: tuple) -> int | None:
     """The first floating residual that ``adapter``'s JAX ``rule`` computes with, on
     arguments of shapes and dtypes ``key``; ``None`` if none (or if the rule cannot be traced
     here: the call itself then raises its own error)."""

@@ -28,7 +28,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from ._host import HostFunction, write_back
+from ._batches import write_back
+from ._host import HostFunction
 from ._primitives import host_buffers
 
 TRANSPORTS = ("auto", "buffer_callback", "pure_callback")

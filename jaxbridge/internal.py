@@ -17,9 +17,9 @@ Users writing an adapter need only ``jaxbridge``'s public names.
   batch over threads where its routine releases the GIL).
 """
 
+from ._batches import share
 from ._bridge import as_array
 from ._caches import per_object
-from ._host import share
 from ._plan import arg_names
 from ._signature import parse as parse_signature
 

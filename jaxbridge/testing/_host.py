@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._adapter import Adapter
-from .._host import batch_element
+from .._batches import batch_element
 
 
 def padded(args: Sequence[np.ndarray], ranks: Sequence[int]) -> list[np.ndarray]:
