@@ -92,6 +92,35 @@ def test_data_cotangent_per_entry():
         np.testing.assert_allclose(grad[e], expected, rtol=1e-7, atol=1e-10)
 
 
+def test_second_derivatives_through_the_data_cotangent():
+    """Forward over reverse through the data cotangent's own rule: the gradient in ``data``
+    of ``Σ w y + Σ y² / 2`` (its cotangent ``w + y`` moves with ``y``), differentiated along
+    ``b`` and along ``t``, so that every term of the rule counts (the quadrature along
+    ``db``, along the cotangent's tangent, and the derivative in ``t``). The reference:
+    central differences of the dense gradient ``t L(t aᵀ, g bᵀ)`` at the stored entries
+    (``scipy.linalg.expm_frechet``, ``g = w + y``)."""
+    m = _matrix(10, seed=6, density=0.3)
+    expm_multiply = ExpmMultiply(m.indices, m.indptr, m.shape)
+    rng = np.random.default_rng(7)
+    b, w, t = rng.standard_normal((10, 2)), rng.standard_normal((10, 2)), 0.7
+    rows = np.repeat(np.arange(10), np.diff(m.indptr))
+
+    def f(data, b, t):
+        y = expm_multiply(data, b, t)
+        return jnp.sum(w * y) + jnp.sum(y**2) / 2
+
+    def dense_gradient(b, t):
+        g = w + _dense(m, m.data, b, t)
+        frechet = scipy.linalg.expm_frechet(t * m.toarray().T, g @ b.T, compute_expm=False)
+        return t * frechet[rows, m.indices]
+
+    gradient = jax.grad(f)
+    for db, dt in [(rng.standard_normal(b.shape), 0.0), (np.zeros_like(b), 1.0)]:
+        _, got = jax.jvp(lambda b, t: gradient(m.data, b, t), (b, t), (db, dt))
+        expected = _central(lambda s: dense_gradient(b + s * db, t + s * dt), 0.0, 1.0)
+        np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-9 * np.abs(expected).max())
+
+
 @pytest.mark.slow
 def test_b_and_t_derivatives_compose_to_every_order():
     m = _matrix(30, seed=3, density=0.2)
