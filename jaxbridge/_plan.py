@@ -211,6 +211,11 @@ def fully_linear(adapter: AdapterLike, plan: Plan) -> bool:
     return bool(adapter.linear_in) and set(adapter.linear_in) >= names
 
 
+def linear_in_all(adapter: AdapterLike, args: Sequence[Any]) -> bool:
+    """``fully_linear`` for a call on ``args`` (arrays, or their shapes and dtypes)."""
+    return fully_linear(adapter, plan_of(adapter, args))
+
+
 def default_rule(method: Callable[..., Any]) -> Callable[..., Any]:
     """Marks one of ``Adapter``'s default methods, so that ``overrides`` tells a subclass's
     own from it without importing ``Adapter`` (whose module imports this one)."""

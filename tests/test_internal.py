@@ -38,6 +38,18 @@ class _Scale(jb.Adapter):
         return x * factor
 
 
+def test_the_testing_kit_imports_only_the_public_api_and_internal():
+    kit = Path(jb.__file__).parent / "testing"
+    private = [
+        f"{path.name}: from {'.' * node.level}{node.module or ''}"
+        for path in sorted(kit.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        and (node.level >= 2 or (node.module or "").startswith("jaxbridge._"))
+    ]
+    assert not private, f"the testing kit imports the core's private modules: {private}"
+
+
 def test_what_internal_offers():
     assert internal.arg_names(_Scale) == ("x", "factor")
     signature = internal.parse_signature("(n,n),(n)->(n)")
@@ -59,3 +71,28 @@ def test_what_internal_offers():
     internal.share(lambda chunk, stop: done.extend(chunk), [[(0,), (1,)], [(2,)]])
     assert sorted(done) == [(0,), (1,), (2,)]
     assert isinstance(internal.as_array("Owner", "x", jnp.ones(2)), type(jnp.ones(2)))
+
+
+class _Linear(jb.Adapter):
+    signature = "(n),()->(n)"
+    linear_in = ("x",)
+
+    def forward(self, x, k, *, residuals=True):
+        return x * k
+
+    def jvp(self, res, tangents):
+        return None
+
+
+def test_what_internal_offers_the_testing_kit():
+    assert internal.overrides(_Linear(), "jvp") and not internal.overrides(_Linear(), "backward")
+    assert internal.told_residuals(_Linear) and not internal.told_residuals(_Scale)
+    x, k = jnp.ones(3), jnp.ones((), jnp.int32)
+    assert internal.linear_in_all(_Linear(), (x, k))  # (k is an integer: held fixed)
+    assert not internal.linear_in_all(_Linear(), (x, jnp.ones(())))
+    assert internal.batch_element((4, 2), (1, 3)) == (0, 2)
+    signature = internal.parse_signature("(n,n),(n)->(n)")
+    assert internal.bind_dims("Owner", ("a", "b"), signature.inputs, ((2, 2), (2,))) == {"n": 2}
+    with pytest.raises(ValueError, match="Owner.*'b'"):
+        internal.bind_dims("Owner", ("a", "b"), signature.inputs, ((2, 2), (3,)))
+    assert set(internal.ready_domains) >= {"real", "positive", "spd", "well_conditioned"}

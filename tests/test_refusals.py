@@ -11,7 +11,7 @@ import pytest
 
 import jaxbridge as jb
 from jaxbridge.adapters import InterpolationFailure, interpolate
-from jaxbridge.testing import check_adapter
+from jaxbridge.testing import applicable_checks, check_adapter
 
 
 class Negative(ValueError):
@@ -273,3 +273,22 @@ def test_with_nan_on_failure_refused_data_give_nan_values_and_derivatives(name):
             if name != "LinearNDInterpolator":  # (its rule in JAX gives 0 where refused: the
                 # NaN value makes any loss of it NaN, and so its gradient)
                 assert np.isnan(np.asarray(grad)).any(), (name, i, grad)
+
+
+def test_applicable_checks_names_refused_only_with_refused_arguments():
+    plain = applicable_checks(CheckedScale(), *GOOD)
+    assert "refused" not in plain and {"grad", "jvp", "hessian"} <= set(plain)
+    assert applicable_checks(CheckedScale(), *GOOD, refused=BAD) == (*plain, "refused")
+    assert "jvp" not in applicable_checks(_ReverseOnly(), *GOOD)
+
+
+class _ReverseOnly(jb.Adapter):
+    signature = "(),(n)->(n)"
+    vectorized = True
+
+    def forward(self, a, x):
+        return a[..., None] * x
+
+    def backward(self, res, g):
+        a, x = res[:2]
+        return (g * x).sum(-1), a[..., None] * g

@@ -1,6 +1,9 @@
-"""Property checks for adapters: ``check_adapter`` and the Hypothesis strategy ``inputs``."""
+"""Property checks for adapters: ``check_adapter``, the checks it runs (``CHECKS``; which
+apply to an adapter: ``applicable_checks``) and the Hypothesis strategy ``inputs``."""
 
+from ._check import applicable_checks as applicable_checks
 from ._check import check_adapter as check_adapter
 from ._strategies import inputs as inputs
+from ._subject import CHECKS as CHECKS
 
-__all__ = ["check_adapter", "inputs"]
+__all__ = ["CHECKS", "applicable_checks", "check_adapter", "inputs"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .._adapter import Adapter
+from jaxbridge import Adapter
+
 from ._batching import check_scan, check_vmap
 from ._grad import check_grad
 from ._hessian import check_hessian
@@ -170,3 +171,13 @@ def _in_one_line(error: Exception) -> str:
         host = message.split("\n--------------------")[0].rstrip().splitlines()
         return host[-1].rstrip(".")
     return f"{type(error).__name__}: {message.rstrip('.')}"
+
+
+def applicable_checks(
+    adapter: Adapter, *args: Any, refused: Sequence[Any] | None = None
+) -> tuple[str, ...]:
+    """The checks that ``check_adapter(adapter, *args, refused=refused)`` runs, in its order:
+    those of ``CHECKS`` that apply to the adapter (the others it skips quietly: forward-mode
+    checks without a forward-mode rule, "refused" without ``refused``, ...)."""
+    subject = Subject.make(adapter, args, tuple(CHECKS), 2, 0, None, None, refused)
+    return tuple(c for c in CHECKS if c in subject.checks)

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .._domain import Domain
+from jaxbridge import Domain
+
 from . import _host
 from ._domains import room
 

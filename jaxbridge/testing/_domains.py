@@ -7,8 +7,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._domain import READY, Domain
-from .._signature import Core
+from jaxbridge import Domain
+from jaxbridge.internal import Core, ready_domains
 
 
 def domains_of(
@@ -24,11 +24,11 @@ def domains_of(
             raise ValueError(
                 f"{owner}.domains names argument {name!r}, but forward's arguments are {names}."
             )
-        if not (isinstance(declared, Domain) or callable(declared) or declared in READY):
+        if not (isinstance(declared, Domain) or callable(declared) or declared in ready_domains):
             raise ValueError(
                 f"{owner}.domains gives argument {name!r} the domain {declared!r}; a domain is "
-                f"one of {', '.join(READY)}, a jaxbridge.Domain, or a function that builds an "
-                "input from raw values."
+                f"one of {', '.join(ready_domains)}, a jaxbridge.Domain, or a function that "
+                "builds an input from raw values."
             )
     found = tuple(Domain.of(domains.get(name, "real")) for name in names)  # type: ignore[arg-type]
     for name, domain, core in zip(names, found, cores):

@@ -40,7 +40,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._adapter import Adapter
+from jaxbridge import Adapter
+
 from ._differences import STEPS, central_difference, directional_step, moved
 from ._subject import (
     FORWARD_OVER_FORWARD,

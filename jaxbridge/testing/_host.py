@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._adapter import Adapter
-from .._batches import batch_element
+from jaxbridge import Adapter
+from jaxbridge.internal import batch_element
 
 
 def padded(args: Sequence[np.ndarray], ranks: Sequence[int]) -> list[np.ndarray]:

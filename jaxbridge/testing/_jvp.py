@@ -11,7 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._adapter import Adapter
+from jaxbridge import Adapter
+
 from ._differences import STEPS, central_difference, directional_step, moved, outputs64
 from ._subject import Subject
 from ._transforms import in_some

@@ -9,7 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._adapter import Adapter
+from jaxbridge import Adapter
+
 from ._compare import mismatch
 from ._differences import outputs64
 from ._domains import sample

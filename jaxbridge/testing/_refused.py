@@ -14,7 +14,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .._host_errors import host_errors
+from jaxbridge import host_errors
+
 from ._subject import Subject
 from ._transforms import floating
 

@@ -9,7 +9,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from .._plan import overrides, told_residuals
+from jaxbridge.internal import overrides, told_residuals
+
 from . import _host
 from ._subject import Subject, listing
 from ._transforms import floating

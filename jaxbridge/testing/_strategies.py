@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._adapter import Adapter
-from .._plan import arg_names
-from .._signature import parse
+from jaxbridge import Adapter
+from jaxbridge.internal import arg_names, parse_signature
+
 from ._domains import domains_of, make
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def inputs(
 
     owner = type(adapter).__name__
     names = arg_names(type(adapter))
-    signature = parse(adapter.signature)
+    signature = parse_signature(adapter.signature)
     domains = domains_of(owner, adapter.domains, names, signature.inputs)
     dtype = np.dtype(dtype)
     if not np.issubdtype(dtype, np.floating):

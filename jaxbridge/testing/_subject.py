@@ -17,10 +17,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._adapter import Adapter
-from .._domain import Domain
-from .._plan import arg_names, fully_linear, overrides, plan_of
-from .._signature import Signature, bind_dims, parse
+from jaxbridge import Adapter, Domain
+from jaxbridge.internal import (
+    Signature,
+    arg_names,
+    bind_dims,
+    linear_in_all,
+    overrides,
+    parse_signature,
+)
+
 from . import _host
 from ._compare import Tolerance, mismatch, tolerance
 from ._domains import domains_of, room, sample
@@ -103,7 +109,7 @@ class Subject:
             raise TypeError(f"check_adapter needs a jaxbridge.Adapter, got {adapter!r}.")
         owner = type(adapter).__name__
         names = arg_names(type(adapter))
-        signature = parse(adapter.signature)
+        signature = parse_signature(adapter.signature)
         if len(args) != len(names):
             raise TypeError(
                 f"check_adapter({owner}, ...) needs {len(names)} arguments "
@@ -202,7 +208,7 @@ class Subject:
         return (
             overrides(adapter, "jvp")
             or overrides(adapter, "pushforward")
-            or fully_linear(adapter, plan_of(adapter, self.args))
+            or linear_in_all(adapter, self.args)
         )
 
     @functools.cached_property
@@ -221,7 +227,7 @@ class Subject:
         that differentiate a rule written in JAX (``pullback``, ``pushforward``), or any rule
         of an adapter linear in all its floating arguments (its rules are constant)."""
         adapter = self.adapter
-        linear = fully_linear(adapter, plan_of(adapter, self.args))
+        linear = linear_in_all(adapter, self.args)
         pullback = overrides(adapter, "pullback") or (linear and self.reverse_rule)
         pushforward = overrides(adapter, "pushforward") or linear
         found = {

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._adapter import Adapter
+from jaxbridge import Adapter
 
 Result = tuple[tuple[jax.Array, ...], Any]
 """What every program below returns per call: the outputs, and the cotangents of the floating
