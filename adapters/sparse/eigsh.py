@@ -42,10 +42,13 @@ class Eigsh(EigenRules, jb.Adapter):
     work in both modes. A vector whose cotangent (or tangent) is zero costs no solve: the
     gradient of a function of ``w`` alone is one ARPACK run and a sum over the entries.
 
-    Repeated eigenvalues (closer than ``1e-10`` times the largest ``|w|``, or equal to one
-    outside the ``k`` found, which makes the bordered system singular) have no eigenvector
-    derivative: an error naming ``Eigsh`` and the gap, or NaN for that vector with
-    ``on_failure="nan"``. The eigenvalues' first derivatives stay defined.
+    Repeated eigenvalues (closer than ``1e-10`` times the largest ``|w|``, whether the twin
+    is among the ``k`` found or not: two steps of inverse iteration on the bordered system
+    bound the gap to the others) have no eigenvector derivative: in reverse mode an error
+    naming ``Eigsh`` and the gap, or NaN for that vector with ``on_failure="nan"``; in
+    forward mode NaN for that vector's tangent (``jvp`` computes every output's tangent,
+    used or not, and an error would stop the eigenvalues' too). The eigenvalues' first
+    derivatives stay defined in both modes.
 
     Parameters:
         indices, indptr, shape: the CSR pattern (stored as tuples of ints).
@@ -56,8 +59,8 @@ class Eigsh(EigenRules, jb.Adapter):
         sigma: shift for shift-invert mode (SciPy factorizes ``a - sigma I`` by SuperLU), or
             None.
         on_failure: ``"raise"`` (the default): non-finite ``data``, ARPACK not converging or
-            repeated eigenvalues under an eigenvector derivative are errors. ``"nan"``: NaN
-            results instead.
+            repeated eigenvalues under a reverse-mode eigenvector derivative are errors.
+            ``"nan"``: NaN results instead.
     """
 
     indices: tuple[int, ...]

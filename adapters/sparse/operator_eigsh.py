@@ -42,9 +42,10 @@ class OperatorEigsh(EigenRules, jb.Adapter):
     the bordered system ``[[a - w_i I, v_i], [v_iᵀ, 0]]`` solved matrix-free by MINRES
     (relative residual ``1e-12``), whose rules are that solve again. So derivatives are
     of every order when ``matvec``'s rules are (rules written in JAX), first order when
-    they run on the host. Repeated eigenvalues: as ``Eigsh`` (an error naming
-    ``OperatorEigsh`` and the gap, or NaN with ``on_failure="nan"``), and MINRES not
-    converging is an error too.
+    they run on the host. Repeated eigenvalues, the twin returned or not: as ``Eigsh`` (in
+    reverse mode an error naming ``OperatorEigsh`` and the gap, or NaN with
+    ``on_failure="nan"``; in forward mode NaN vector tangents), and MINRES not converging
+    is an error too. The gap check costs two more MINRES solves per vector.
 
     Parameters:
         matvec: the operator, an adapter with signature ``"(n),(p)->(n)"``.

@@ -41,8 +41,9 @@ class Svds(jb.Adapter):
     ``ds_i / d data_e = u[r, i] v[c, i]`` for the entry at ``(r, c)``; the vectors' derivative
     is the eigenvector derivative of ``[[0, a], [aᵀ, 0]]`` at ``[u_i; v_i] / √2`` (a sparse
     bordered solve of m + n + 1 unknowns per vector, ``Eigsh``'s rules), so every order
-    works. Repeated singular values (or a zero one) have no vector derivative: an error
-    naming ``Svds`` with the gap, or NaN with ``on_failure="nan"``.
+    works. Repeated singular values (the twin among the ``k`` or not) or a zero one have no
+    vector derivative: in reverse mode an error naming ``Svds`` with the gap, or NaN with
+    ``on_failure="nan"``; in forward mode NaN vector tangents (as ``Eigsh``'s).
 
     Parameters:
         indices, indptr, shape: the CSR pattern, ``shape = (m, n)``.
