@@ -3,9 +3,11 @@
 ``python docs/check_reference.py SITE_DIR`` after ``mkdocs build``: every name in
 ``jaxbridge.__all__``, ``jaxbridge.testing.__all__``, ``jaxbridge.adapters.__all__`` and each
 ``jaxbridge.adapters.<family>.__all__``, and every public attribute and method of
-``Adapter``, must be the anchor of an entry on some page. A new adapter family needs its page
-in ``docs/catalogue/`` and a line in ``mkdocs.yml``'s nav; this names what is missing. The
-names are read from the sources (no import), so this runs in any environment.
+``Adapter``, must be the anchor of an entry on some page; and every adapter a family exports
+(its error type aside) must be linked from the overview page, ``docs/catalogue/overview.md``.
+A new adapter family needs its page in ``docs/catalogue/``, a line in ``mkdocs.yml``'s nav
+and its table on the overview page; this names what is missing. The names are read from the
+sources (no import), so this runs in any environment.
 """
 
 import ast
@@ -66,10 +68,19 @@ def main(site: Path) -> int:
     missing = [name for name, places in wanted.items() if not anchors.intersection(places)]
     for name in missing:
         print(f"no reference entry on the site for {name}")
+    overview = site / "catalogue" / "overview" / "index.html"
+    links = set(re.findall(r'href="[^"#]*#(jaxbridge\.[^"]+)"', overview.read_text()))
+    for family in families:
+        for name in exported(ROOT / "adapters" / family / "__init__.py"):
+            full = f"jaxbridge.adapters.{family}.{name}"
+            if not name.endswith(("Failure", "Error")) and not links.intersection(wanted[full]):
+                missing.append(full)
+                print(f"{full} is not on the overview page (docs/catalogue/overview.md)")
     if missing:
         print(
             f"{len(missing)} public names are not documented: add a `::: name` entry to their "
-            "page (a new adapter family: docs/catalogue/<family>.md and a nav line in mkdocs.yml)"
+            "page, an adapter its line on docs/catalogue/overview.md (a new adapter family: "
+            "docs/catalogue/<family>.md, a nav line in mkdocs.yml and its overview table)"
         )
         return 1
     print(f"reference entries: all {len(wanted)} public names documented")
