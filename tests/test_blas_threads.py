@@ -60,8 +60,12 @@ def test_none_leaves_the_process_setting():
 def test_the_threads_are_given_back_when_forward_raises():
     x = jnp.array([[1.0, 2.0], [-1.0, 2.0]])
     with threadpool_limits(limits=2, user_api="blas"):
-        with pytest.raises(ValueError, match="BlasProbe.forward raised ValueError"):
-            jax.vmap(BlasProbe())(x)
+        # (read in the block: on a GPU the error surfaces when the result is read)
+        with (
+            pytest.raises(ValueError, match="BlasProbe.forward raised ValueError"),
+            jb.host_errors(),
+        ):
+            jax.block_until_ready(jax.vmap(BlasProbe())(x))
         assert blas_threads() == 2
 
 

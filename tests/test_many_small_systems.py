@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from _solver_cases import assert_close
 
+import jaxbridge as jb
 from jaxbridge.adapters import LinearSolve, LyapunovSolve, SylvesterSolve
 
 pytestmark = pytest.mark.slow  # batches of 50 systems, compiled per size
@@ -68,8 +69,11 @@ def test_a_bad_matrix_in_a_small_batch_is_named_or_nan(bad):
             a[2] = -(np.ones((3, 3)) + 3 * np.finfo(float).eps * np.eye(3))
         else:
             a[2, 1, 1] = np.nan
-        with pytest.raises(np.linalg.LinAlgError, match=r"LinearSolve\.forward .*matrix 'a'"):
-            jax.vmap(LinearSolve())(a, b)
+        with (
+            pytest.raises(np.linalg.LinAlgError, match=r"LinearSolve\.forward .*matrix 'a'"),
+            jb.host_errors(),
+        ):
+            jax.block_until_ready(jax.vmap(LinearSolve())(a, b))
         got = np.asarray(jax.vmap(LinearSolve(on_failure="nan"))(a, b))
         assert np.isnan(got[2]).all()
         keep = [0, 1, 3, 4]
@@ -81,8 +85,8 @@ def test_not_positive_definite_in_a_small_batch_is_named():
         a, b = _systems(4, 3, positive=True)
         a = np.asarray(a).copy()
         a[1] = -a[1]
-        with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
-            jax.vmap(LinearSolve(assume_a="pos"))(a, b)
+        with pytest.raises(np.linalg.LinAlgError, match="not positive definite"), jb.host_errors():
+            jax.block_until_ready(jax.vmap(LinearSolve(assume_a="pos"))(a, b))
 
 
 @pytest.mark.parametrize(
