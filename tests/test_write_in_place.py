@@ -52,7 +52,17 @@ class LoopedExponential(Exponential):
     vectorized = False
 
 
-@pytest.fixture(params=["buffer_callback", "pure_callback"])
+@pytest.fixture(
+    params=[
+        pytest.param(
+            "buffer_callback",
+            marks=pytest.mark.skipif(
+                jax.default_backend() != "cpu", reason="the buffer_callback transport is CPU only"
+            ),
+        ),
+        "pure_callback",
+    ]
+)
 def transport(request):
     jb.set_transport(request.param)
     yield request.param
