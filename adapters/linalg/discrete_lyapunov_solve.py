@@ -43,12 +43,18 @@ class DiscreteLyapunovSolve(jb.Adapter):
     def output_specs(self, a, q):
         return jax.ShapeDtypeStruct(q.shape, jb.result_dtype(a, q))
 
+    def check(self, a, q):
+        # here too, not in forward alone: q̄ and the tangent in q solve with a (this adapter
+        # on a or aᵀ, which refuses a itself) but read no value of q, so under jit(grad) in q
+        # XLA drops the forward, the one call that reads q
+        if self.on_failure == "raise":
+            _require_finite(a, q)
+
     def forward(self, a, q):
         dtype = jb.result_dtype(a, q)
         a, q = np.asarray(a, np.float64), np.asarray(q, np.float64)
         try:
-            require_finite("matrix 'a'", a)
-            require_finite("matrix 'q'", q)  # (SciPy's own check named no argument)
+            _require_finite(a, q)  # (for on_failure="nan", which check lets through)
             _check_solvable(a)
             x = scipy.linalg.solve_discrete_lyapunov(a, q) if a.size else q.copy()
         except np.linalg.LinAlgError as error:
@@ -69,6 +75,11 @@ class DiscreteLyapunovSolve(jb.Adapter):
         a, _, x = res
         s = self(a.mT, g)
         return s @ a @ x.mT + s.mT @ a @ x, s
+
+
+def _require_finite(a: np.ndarray, q: np.ndarray) -> None:
+    require_finite("matrix 'a'", a)
+    require_finite("matrix 'q'", q)  # (SciPy's own check named no argument)
 
 
 def _check_solvable(a: np.ndarray) -> None:

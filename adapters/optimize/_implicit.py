@@ -441,6 +441,9 @@ class ImplicitSolver(jb.Adapter):
     def jvp(self, res, tangents):
         count = len(res) - 3
         args, (x, jz, jq) = res[:count], res[count:]
+        if not (np.isfinite(jz).all() and np.isfinite(jq).all()):
+            # a failed solve: NaN, also for a tangent in x0 alone, as the backward's cotangents
+            return np.full(x.shape, np.nan, x.dtype)
         if all(t is None for t in tangents[1:]):
             return None
         dq = np.concatenate(
@@ -451,7 +454,5 @@ class ImplicitSolver(jb.Adapter):
         values = np.concatenate([a.reshape(-1) for a in args[1:]])
         dq = np.where(np.isinf(values), 0.0, dq)
         jz64, jq64 = np.asarray(jz, np.float64), np.asarray(jq, np.float64)
-        if not (np.isfinite(jz64).all() and np.isfinite(jq64).all()):
-            return np.full(x.shape, np.nan, x.dtype)
         dz = -np.linalg.solve(jz64, jq64 @ dq)
         return dz[: x.shape[-1]].astype(x.dtype)

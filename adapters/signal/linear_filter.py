@@ -54,11 +54,15 @@ class LinearFilter(jb.Adapter):
             )
         return jax.ShapeDtypeStruct(x.shape[-1:], jb.result_dtype(b, a, x))
 
-    def forward(self, b, a, x):
-        dtype = jb.result_dtype(b, a, x)
+    def check(self, b, a, x):
+        # here, not in forward: the rules need neither y nor a host call that reads b or x
+        # (x̄ = Bᵀ A⁻ᵀ ḡ), so under jit(grad) XLA drops the forward
         for name, value in (("b", b), ("a", a), ("x", x)):
             require_finite(f"lfilter: argument '{name}'", value, ValueError)
         check_leading("lfilter", "a[0]", a[..., 0])
+
+    def forward(self, b, a, x):
+        dtype = jb.result_dtype(b, a, x)
         if 0 in x.shape:
             batch = np.broadcast_shapes(b.shape[:-1], a.shape[:-1], x.shape[:-1])
             return np.zeros((*batch, x.shape[-1]), dtype)
