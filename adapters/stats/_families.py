@@ -16,6 +16,8 @@ import scipy.stats
 from jax.scipy.special import gammaln, xlog1py, xlogy
 
 from ..special._shape_derivatives import betainc_dab, gammainc_da
+from . import _student_t
+from ._student_t import LARGE_DF, df_derivative
 
 
 @dataclass(frozen=True)
@@ -87,16 +89,22 @@ def _beta_parts(a, b, x, y):
 
 def _t_gradient(df, z):
     """``F(z) = ½ I_x(ν/2, ½)`` for ``z < 0``, ``1 - ½ I_x(ν/2, ½)`` for ``z > 0``, with
-    ``x = ν/(ν + z²)``; ``∂x/∂ν = x y/ν``, ``y = z²/(ν + z²) = 1 - x``."""
+    ``x = ν/(ν + z²)``; ``∂x/∂ν = x y/ν``, ``y = z²/(ν + z²) = 1 - x``. For
+    ``ν >= LARGE_DF``, where the two terms cancel, by quadrature (``_student_t``); 0 at
+    ``ν = inf`` (the normal's limit)."""
     with np.errstate(all="ignore"):
-        x, y = df / (df + z * z), z * z / (df + z * z)
-        x = np.where(np.isinf(z), 0.0, x)
-        y = np.where(np.isinf(z), 1.0, y)
+        df, z = np.broadcast_arrays(df, z)
+        s = -np.abs(z)  # ∂F/∂ν at -|z|; at |z| it is the negative (F(z) = 1 - F(-z))
+        x, y = df / (df + s * s), s * s / (df + s * s)
+        x = np.where(np.isinf(s), 0.0, x)
+        y = np.where(np.isinf(s), 1.0, y)
         i_a, _, density = _beta_parts(df / 2, np.full_like(df, 0.5), x, y)
-        tail = 0.5 * (0.5 * i_a + density * x * y / df)  # ∂/∂ν of ½ I_x(ν/2, ½)
+        tail = np.array(0.5 * (0.5 * i_a + density * x * y / df))  # ∂/∂ν of ½ I_x(ν/2, ½)
+        large = (df >= LARGE_DF) & np.isfinite(df) & (s < 0) & np.isfinite(s)
+        tail[large] = df_derivative(df[large], -s[large])
         grad = np.where(z < 0, tail, -tail)
         edge = np.where(np.isnan(df) | (df <= 0), np.nan, 0.0)
-        grad = np.where((z == 0) | np.isinf(z), edge, grad)
+        grad = np.where((z == 0) | np.isinf(z) | np.isinf(df), edge, grad)
     return (grad,)
 
 
@@ -110,7 +118,8 @@ def refined_t_quantile(df: np.ndarray, offset: np.ndarray, z: np.ndarray) -> np.
     to 1e4. Farther out SciPy's is accurate, and the step's ``F(z) - ½ - offset`` cancels
     (3e-14 measured at ``q = 0.05``, ν = ½)."""
     with np.errstate(all="ignore"):
-        near = np.abs(offset) <= 0.25
+        # (at ν = inf SciPy's is the normal's, ndtri, relatively accurate already)
+        near = (np.abs(offset) <= 0.25) & np.isfinite(df)
         x, y = df / (df + z * z), z * z / (df + z * z)  # neither rounded off the other
         half_mass = np.where(y <= 0.5, sc.betainc(0.5, df / 2, y), 1 - sc.betainc(df / 2, 0.5, x))
         excess = np.sign(z) * 0.5 * half_mass - offset
@@ -185,9 +194,9 @@ FAMILIES: dict[str, Family] = {
         Family(
             "t",
             ("df",),
-            lambda v, z: -(v + 1) / 2 * jnp.log1p(z * z / v),
-            lambda v: _log_beta(v / 2, 0.5) + jnp.log(v) / 2,
-            lambda v: sc.betaln(v / 2, 0.5) + np.log(v) / 2,
+            _student_t.log_kernel,
+            _student_t.log_normalizer,
+            _student_t.host_log_normalizer,
             _t_gradient,
             (-np.inf, np.inf),
         ),
