@@ -2,8 +2,13 @@
 found by an equal owner and exact inputs, bounded in bytes (oldest dropped first), the last one
 taken kept for a pullback called again."""
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+import pytest
+from _integrate_cases import Decay
 
+from jaxbridge.adapters.integrate import OdeSolve
 from jaxbridge.adapters.integrate._trajectories import Trajectories
 
 
@@ -53,3 +58,16 @@ def test_bounded_in_bytes_oldest_first():
     assert store.take(owner, inputs(3.0)) is trajectory
     store.put(owner, inputs(4.0), trajectory, 251)  # larger than the whole budget
     assert len(store) == 0 and store.take(owner, inputs(4.0)) is None
+
+
+@pytest.mark.parametrize("sensitivity", ["adjoint", "steps"])
+def test_calls_that_differ_in_theta_alone_keep_their_own_solutions(sensitivity):
+    """A batch in theta alone (same y0 and ts) is solved element by element, all forwards
+    before the backwards: each backward must find its own element's solution. The gradients
+    are against the closed form ``y(t) = y0 exp(-k t)``."""
+    with jax.enable_x64(True):
+        solve = OdeSolve(Decay(), rtol=1e-10, atol=1e-12, sensitivity=sensitivity)
+        y0, ts, ks = jnp.array([1.0]), jnp.array([0.0, 1.0]), jnp.array([[0.5], [2.0]])
+        grads = jax.grad(lambda ks: solve(y0, ks, ts)[:, 1, 0].sum())(ks)
+        # d/dk of exp(-k) is -exp(-k)
+        np.testing.assert_allclose(grads[:, 0], -np.exp(-np.array([0.5, 2.0])), rtol=1e-6)
