@@ -28,11 +28,14 @@ JAX internals used (``jax.extend`` has no compatibility promise): ``jax.extend.c
 ``jax._src.ffi.ffi_lowering``, the lowering context's ``module_context.add_host_callback``
 and ``host_callbacks``, and XLA's custom-call target ``xla_buffer_python_cpu_callback``:
 what ``jax.experimental.buffer_callback`` lowers to. For tracebacks (``api_boundary``):
-``jax._src.traceback_util``'s ``api_boundary`` and ``register_exclusion``.
+``jax._src.traceback_util``'s ``api_boundary`` and ``register_exclusion``. For the lifetime of
+adapters (``held_weakly``): the set ``weakref_cache_key_types``, in ``jax._src.util`` or
+``jax._src.multi_weakref_lru_cache`` (looked for in both; without it, as before).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax._src import ffi, traceback_util
+from jax._src import util as jax_util
 from jax.core import ShapedArray
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
@@ -63,6 +67,28 @@ class Operation(Protocol):
     def transpose(
         self, cts: Sequence[jax.Array | None], args: Sequence[Any]
     ) -> Sequence[jax.Array | None]: ...
+
+
+def held_weakly(cls: type) -> type:
+    """Class decorator for an operation type: JAX's caches keyed on a primitive's parameters
+    hold its instances weakly, as they hold ``pure_callback``'s callback.
+
+    Staging a primitive goes through ``_cached_abstract_eval``, a cache of 2,048 entries
+    keyed on the parameters, which holds weakly only callables and the types listed in
+    ``weakref_cache_key_types``. Held strongly, an operation kept its adapter (and what
+    ``forward`` closes over) alive after the jitted function that traced it was dropped,
+    until ``jax.clear_caches()`` or 2,048 later entries. (A type is registered once: a call
+    does no more work.)"""
+    weak_types = getattr(jax_util, "weakref_cache_key_types", None)
+    if weak_types is None:  # (where some JAX versions keep it)
+        try:
+            module = importlib.import_module("jax._src.multi_weakref_lru_cache")
+        except ImportError:
+            module = None
+        weak_types = getattr(module, "weakref_cache_key_types", None)
+    if weak_types is not None:
+        weak_types.add(cls)
+    return cls
 
 
 @dataclass(frozen=True)

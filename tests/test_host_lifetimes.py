@@ -3,6 +3,7 @@ forked child cannot use, no cache that keeps a user's adapter (and what it holds
 
 import gc
 import multiprocessing
+import os
 import threading
 import time
 import warnings
@@ -147,3 +148,70 @@ def test_instances_with_large_parameters_are_not_kept_by_the_bridge():
     jax.clear_caches()
     gc.collect()
     assert [r() for r in held] == [None] * 5
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(
+            "buffer_callback",
+            marks=pytest.mark.skipif(
+                jax.default_backend() != "cpu", reason="the buffer_callback transport is CPU only"
+            ),
+        ),
+        "pure_callback",
+    ]
+)
+def transport(request):
+    jb.set_transport(request.param)
+    yield request.param
+    jb.set_transport(os.environ.get("JAXBRIDGE_TRANSPORT", "auto"))
+
+
+def _collect():
+    for _ in range(3):  # (a cycle released by a weakref callback goes in the next pass)
+        gc.collect()
+
+
+def _traced_through_functions(adapter: jb.Adapter) -> float:
+    x = jnp.ones(3)
+    jax.jit(lambda x: adapter(x))(x)
+    jax.jit(jax.vmap(lambda x: adapter(x)))(jnp.ones((2, 3)))
+    return float(jax.jit(jax.grad(lambda x: adapter(x).sum()))(x)[0])
+
+
+class _Holder:
+    def __init__(self, big):
+        self.big = big
+
+    def __call__(self, x):
+        return np.asarray(x) * self.big[: x.shape[-1]]
+
+
+def _plain_callback_holding(big: np.ndarray) -> None:
+    holder = _Holder(big)
+    spec = jax.ShapeDtypeStruct((3,), jnp.float32)
+    jax.jit(lambda x: jax.pure_callback(holder, spec, x))(jnp.ones(3))
+
+
+def test_an_adapter_made_at_run_time_goes_with_the_jitted_functions_that_called_it(transport):
+    # As a plain pure_callback's function does, without jax.clear_caches(): before, each
+    # primitive's `operation` parameter (which holds the adapter) stayed in JAX's cache of
+    # abstract evaluations, keyed strongly on the parameters, for 2,048 entries.
+    big = np.full(1000, 1.0)
+    plain = weakref.ref(big)
+    _plain_callback_holding(big)
+    del big
+    _collect()
+    assert plain() is None  # (the behaviour to match)
+
+    held = []
+    for i in range(5):
+        big = np.full(1000, float(i))
+        adapter = _adapter_holding(big)
+        held.append({"array": weakref.ref(big), "adapter": weakref.ref(adapter)})
+        held[-1]["class"] = weakref.ref(type(adapter))
+        assert _traced_through_functions(adapter) == i
+        del big, adapter
+    _collect()
+    alive = [[name for name, ref in refs.items() if ref() is not None] for refs in held]
+    assert alive == [[]] * 5

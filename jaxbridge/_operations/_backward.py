@@ -20,7 +20,7 @@ from .._plan import (
     overrides,
     plan_of,
 )
-from .._primitives import Linear, bind
+from .._primitives import Linear, bind, held_weakly
 from .._protocol import AdapterLike
 from .._refusals import RefusedType
 from .._transport import host_call
@@ -28,6 +28,7 @@ from ._shared import describe, host_function, loop_of, shaped
 from ._tangent import TangentMap
 
 
+@held_weakly  # (by JAX's caches: see held_weakly)
 @dataclass(frozen=True)
 class Backward:
     """Jᵀ·g on the host: arguments ``(*res, *g)``, one cotangent per output; results, one

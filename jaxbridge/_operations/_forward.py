@@ -18,7 +18,7 @@ from .._plan import (
     told_residuals,
     writes_out,
 )
-from .._primitives import Linear, bind
+from .._primitives import Linear, bind, held_weakly
 from .._protocol import AdapterLike
 from .._residuals import refuse_differentiated_residuals
 from .._transport import gives_buffers, host_call
@@ -27,6 +27,7 @@ from ._shared import host_function, shaped
 from ._tangent import TangentMap
 
 
+@held_weakly  # (by JAX's caches: see held_weakly)
 @dataclass(frozen=True)
 class Forward:
     """The forward call: outputs, and the residuals too if ``residuals``."""

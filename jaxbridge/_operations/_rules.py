@@ -19,7 +19,7 @@ from .._plan import (
     overrides,
     plan_of,
 )
-from .._primitives import bind
+from .._primitives import bind, held_weakly
 from .._protocol import AdapterLike
 from .._transport import host_call
 from ._shared import describe, host_function, loop_of
@@ -70,6 +70,7 @@ def checked(
     ]
 
 
+@held_weakly  # (by JAX's caches: see held_weakly)
 @dataclass(frozen=True)
 class Check:
     """``adapter.check`` of the inputs on the host: arguments the inputs; one result, zeros

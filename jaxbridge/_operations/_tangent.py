@@ -18,13 +18,14 @@ from .._plan import (
     overrides,
     plan_of,
 )
-from .._primitives import Linear, bind
+from .._primitives import Linear, bind, held_weakly
 from .._protocol import AdapterLike
 from .._transport import host_call
 from ._rules import checked, pullback
 from ._shared import host_function, loop_of, output_tangents, shaped
 
 
+@held_weakly  # (by JAX's caches: see held_weakly)
 @dataclass(frozen=True)
 class TangentMap:
     """J·t: arguments ``(*res, *tangents)``, one tangent per input where ``which`` says so;
