@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from _cases import CASES, IDS, assert_close, projected
 
+from jaxbridge.adapters.linalg import DiscreteLyapunovSolve
+
 
 def _batched(case, size=3, seed=1):
     return tuple(
@@ -87,3 +89,28 @@ def test_vmap_along_other_axes(case):
         got = jax.jit(jax.vmap(case.adapter, in_axes, out_axes=1 if moved.ndim > 1 else 0))(*args)
         ref = jax.vmap(case.reference, in_axes, out_axes=1 if moved.ndim > 1 else 0)(*args)
         assert_close(got, ref)
+
+
+def test_a_looped_adapter_broadcasts_batch_axes_of_different_ranks():
+    """A looped (not ``vectorized``) adapter given ``a`` (3, n, n) and ``q`` (2, 3, n, n)
+    broadcasts them as a gufunc does: values and gradients equal a loop over the (2, 3)
+    batch, ``a``'s gradient summed over the axis it was broadcast along."""
+    solve = DiscreteLyapunovSolve()
+    assert not solve.vectorized
+    rng = np.random.default_rng(0)
+    with jax.enable_x64(True):
+        a = jnp.asarray(rng.normal(size=(3, 2, 2)) / 4)  # spectral radius below 1
+        q = jnp.asarray(rng.normal(size=(2, 3, 2, 2)))
+        w = jnp.asarray(rng.normal(size=(2, 3, 2, 2)))  # a cotangent that tells entries apart
+
+        def loss(a, q):
+            return jnp.sum(solve(a, q) * w)
+
+        def looped(a, q):
+            return sum(jnp.sum(solve(a[j], q[i, j]) * w[i, j]) for i in range(2) for j in range(3))
+
+        x = solve(a, q)
+        assert x.shape == (2, 3, 2, 2)
+        for i, j in itertools.product(range(2), range(3)):
+            assert_close(x[i, j], solve(a[j], q[i, j]))
+        assert_close(jax.grad(loss, (0, 1))(a, q), jax.grad(looped, (0, 1))(a, q))
