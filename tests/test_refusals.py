@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jaxbridge as jb
-from jaxbridge.adapters import InterpolationFailure, interpolate
+from jaxbridge.adapters import InterpolationFailure, LinearSolve, interpolate
 from jaxbridge.testing import applicable_checks, check_adapter
 
 
@@ -82,10 +82,11 @@ BAD = (np.float32(-1.0), np.array([1.0, 2.0], np.float32))
 
 
 def test_a_refusal_in_forward_alone_is_lost_under_jit_grad_and_the_check_says_so():
-    # the gradient in x is a * g: no host call at all, so jit keeps nothing that refuses
+    # the gradients are a * g and sum(g * x): no host call at all, so jit keeps nothing that
+    # refuses (the check reports the first argument, a)
     loss = jax.jit(jax.grad(lambda x: Scale()(BAD[0], x).sum()))
     np.testing.assert_array_equal(loss(BAD[1]), [-1.0, -1.0])
-    with pytest.raises(AssertionError, match=r"jax.jit\(jax.grad\) in 'x' it raised nothing"):
+    with pytest.raises(AssertionError, match=r"jax.jit\(jax.grad\) in 'a' it raised nothing"):
         check_adapter(Scale(), *GOOD, refused=BAD, checks=("refused",))
 
 
@@ -292,3 +293,12 @@ class _ReverseOnly(jb.Adapter):
     def backward(self, res, g):
         a, x = res[:2]
         return (g * x).sum(-1), a[..., None] * g
+
+
+def test_a_refused_value_in_a_linear_argument_is_not_sought_in_its_transpose():
+    # jax.linear_transpose in b reads b's shape alone: a NaN there has nothing to refuse
+    a, b = np.eye(2) * 2.0, np.ones(2)
+    with jax.enable_x64(True):
+        check_adapter(
+            LinearSolve(), a, b, refused=(a, np.array([1.0, np.nan])), checks=("refused",)
+        )
