@@ -13,7 +13,7 @@ import numpy as np
 import jaxbridge as jb
 
 from .._failure import InterpolationFailure, OnFailure, nan_results
-from ..special._fixed import held_fixed
+from .._fixed import held_fixed
 from ._queries import per_point
 from ._sizes import refuse_sizes
 

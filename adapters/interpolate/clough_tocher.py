@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import scipy.interpolate
 
-from ..special._fixed import held_fixed
+from .._fixed import held_fixed
 from ._clough_tocher_element import BarycentricMap, ControlCoefficients, barycentric, bezier
 from ._scattered import Scattered, broadcast_batch, piece_queries, scattered_sites
 

@@ -17,9 +17,9 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 
 from .._failure import InterpolationFailure, OnFailure, nan_results
+from .._fixed import held_fixed
 from .._parameters import check_choice
 from .._rules import total
-from ..special._fixed import held_fixed
 from ._one_d import check_whole, data, queries, sites
 from ._queries import per_point
 from ._scattered import broadcast_batch

@@ -10,8 +10,8 @@ import scipy.special
 
 import jaxbridge as jb
 
+from .._fixed import held_fixed
 from ._common import exact_floats
-from ._fixed import held_fixed
 
 
 class _OrderHeldFixed(jb.Adapter):
