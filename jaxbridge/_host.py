@@ -21,19 +21,24 @@ def host_error(owner: str, method: str, error: Exception) -> Exception:
     Keeps the original type (a ``ValueError`` stays a ``ValueError``), puts the adapter,
     the method and the original message first, and has the original as its cause.
     """
-    if isinstance(error, Refusal):
+    if isinstance(error, Refusal) or getattr(error, _NAMED, False):
         remember(error)
-        return error
+        return error  # (named already: by the method inside the one that ran it, say)
     message = f"{owner}.{method} raised {type(error).__name__} on the host: {error}"
     try:
         wrapped = type(error)(message)
     except Exception:  # an exception type whose constructor takes other arguments
         error.add_note(message)
-        remember(error)
-        return error
-    wrapped.__cause__ = error
+        wrapped = error
+    else:
+        wrapped.__cause__ = error
+    setattr(wrapped, _NAMED, True)
     remember(wrapped)
     return wrapped
+
+
+_NAMED = "_jaxbridge_named"
+"""The attribute that marks an error ``host_error`` has named."""
 
 
 def kind(dtype: np.dtype) -> str:

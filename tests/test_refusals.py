@@ -302,3 +302,11 @@ def test_a_refused_value_in_a_linear_argument_is_not_sought_in_its_transpose():
         check_adapter(
             LinearSolve(), a, b, refused=(a, np.array([1.0, np.nan])), checks=("refused",)
         )
+
+
+def test_a_refusal_in_check_is_named_as_checks_eagerly_and_under_jit():
+    message = r"^CheckedScale\.check raised Negative on the host: argument 'a' must be > 0"
+    with pytest.raises(Negative, match=message):
+        CheckedScale()(*BAD)
+    with pytest.raises(Negative, match=message), jb.host_errors():
+        jax.jit(CheckedScale())(*BAD).block_until_ready()

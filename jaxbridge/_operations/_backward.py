@@ -24,7 +24,7 @@ from .._primitives import Linear, bind, held_weakly
 from .._protocol import AdapterLike
 from .._refusals import RefusedType
 from .._transport import host_call
-from ._shared import describe, host_function, loop_of, shaped
+from ._shared import describe, host_function, loop_of, run_check, shaped
 from ._tangent import TangentMap
 
 
@@ -140,7 +140,7 @@ class BackwardCall:
     def __call__(self, values: Sequence[np.ndarray], _outs: object) -> Sequence[object]:
         n_res = self.n_res
         if self.checks:  # (res begins with the inputs)
-            self.adapter.check(*values[: self.count])
+            run_check(self.adapter, values[: self.count])
         g = tuple(values[n_res:]) if self.several else values[n_res]
         got = self.adapter.backward(tuple(values[:n_res]), g)
         if not isinstance(got, (tuple, list)) or len(got) != self.count:

@@ -23,7 +23,7 @@ from .._protocol import AdapterLike
 from .._residuals import refuse_differentiated_residuals
 from .._transport import gives_buffers, host_call
 from ._rules import pullback
-from ._shared import host_function, shaped
+from ._shared import host_function, run_check, shaped
 from ._tangent import TangentMap
 
 
@@ -128,7 +128,7 @@ class ForwardCall:
 
     def __call__(self, values: Sequence[np.ndarray], outs: Sequence[np.ndarray] | None):
         if self.checks:
-            self.adapter.check(*values)
+            run_check(self.adapter, values)
         if self.writes:
             got = self.adapter.forward(
                 *values, out=None if outs is None else tuple(outs), **self.told

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._batches import run_batched, whole
 from .._blas import HeldBlas
-from .._host import Compute, HostFunction, Repair
+from .._host import Compute, HostFunction, Repair, host_error
 from .._plan import (
     Plan,
     floating,
@@ -122,3 +122,12 @@ def describe(value: object) -> str:
     if isinstance(value, (tuple, list)):
         return f"a {type(value).__name__} of {len(value)}"
     return type(value).__name__
+
+
+def run_check(adapter: AdapterLike, values: Sequence[np.ndarray]) -> None:
+    """``adapter.check`` of the inputs, before a host method: its error names ``check``,
+    not the method it guards."""
+    try:
+        adapter.check(*values)
+    except Exception as error:
+        raise host_error(type(adapter).__name__, "check", error)

@@ -22,7 +22,7 @@ from .._primitives import Linear, bind, held_weakly
 from .._protocol import AdapterLike
 from .._transport import host_call
 from ._rules import checked, pullback
-from ._shared import host_function, loop_of, output_tangents, shaped
+from ._shared import host_function, loop_of, output_tangents, run_check, shaped
 
 
 @held_weakly  # (by JAX's caches: see held_weakly)
@@ -186,7 +186,7 @@ class TangentCall:
 
     def __call__(self, values: Sequence[np.ndarray], _outs: object) -> list[object]:
         if self.checks:
-            self.adapter.check(*values[: self.count])
+            run_check(self.adapter, values[: self.count])
         on_host: list[np.ndarray | None] = [None] * self.count
         for i, value in zip(self.given, values[self.n_res :]):
             on_host[i] = value
