@@ -5,12 +5,16 @@ parameter.
 (``t.ppf(q, df, loc=0.0, scale=1.0)``, ``beta.cdf(x, a, b)``, ``f.isf(q, dfn, dfd)``), each
 with ``cdf``, ``sf``, ``logcdf``, ``logsf``, ``ppf``, ``isf``. Values are SciPy's (``t.ppf`` and
 ``t.isf`` near the median refined to relative accuracy, where SciPy's is absolute only);
-NaN outside the parameters' domain.
+NaN outside the parameters' domain. ``t(df=inf)`` is the standard normal, as in SciPy, in
+values and derivatives.
 
 Derivatives: in ``x``/``q``, ``loc`` and ``scale``, every order (closed forms from the density,
 in JAX); in the shape parameters, first order, exactly (the derivatives of the incomplete gamma
 and beta functions in their shapes, ``special._shape_derivatives``; the quantiles' by implicit
-differentiation, ``∂x/∂θ = -(∂F/∂θ)/f(x)``). The adapters behind the methods are
+differentiation, ``∂x/∂θ = -(∂F/∂θ)/f(x)``): for the ``t``, 6e-14 relative at worst against
+mpmath for ``df`` from 100 to 1e12 (a quadrature, ``_student_t``), 7e-13 below; for the
+``f``, 1e-11 up to 300 degrees of freedom, 6e-10 at 1e3, NaN beyond 500 (two terms cancel
+there). The adapters behind the methods are
 ``OneShapeFunction`` and ``TwoShapeFunction`` (a standardized function, shapes first).
 """
 
