@@ -310,3 +310,33 @@ def test_a_refusal_in_check_is_named_as_checks_eagerly_and_under_jit():
         CheckedScale()(*BAD)
     with pytest.raises(Negative, match=message), jb.host_errors():
         jax.jit(CheckedScale())(*BAD).block_until_ready()
+
+
+def _sparse_cases():
+    import scipy.sparse
+
+    from jaxbridge.adapters import SparseSolve, sparse
+
+    n = 12
+    m = scipy.sparse.diags(
+        [np.arange(1.0, n + 1), -0.3 * np.ones(n - 1), -0.3 * np.ones(n - 1)], [0, 1, -1]
+    ).tocsr()
+    pattern = (tuple(m.indices.tolist()), tuple(m.indptr.tolist()), m.shape)
+    nan_data = m.data.copy()
+    nan_data[3] = np.nan
+    b, t = np.ones((n, 2)), np.array(0.5)
+    return {
+        "Eigsh": (sparse.Eigsh(*pattern, k=3, which="LA"), (m.data,), (nan_data,)),
+        "Svds": (sparse.Svds(*pattern, k=3), (m.data,), (nan_data,)),
+        "SparseSolve": (SparseSolve(*pattern), (m.data, b[:, 0]), (nan_data, b[:, 0])),
+        "ExpmMultiply, data": (sparse.ExpmMultiply(*pattern), (m.data, b, t), (nan_data, b, t)),
+        # (its rules in data and t never read b: XLA dropped the forward that refused it)
+        "ExpmMultiply, b": (sparse.ExpmMultiply(*pattern), (m.data, b, t), (m.data, b * np.nan, t)),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_sparse_cases()))
+def test_sparse_adapters_refuse_under_every_transformation(name):
+    adapter, good, bad = _sparse_cases()[name]
+    with jax.enable_x64(True):
+        check_adapter(adapter, *good, refused=bad, checks=("refused",))

@@ -194,7 +194,7 @@ def test_float32():
 
 def test_errors():
     expm_multiply = ExpmMultiply(M.indices, M.indptr, M.shape)
-    with pytest.raises(ValueError, match=r"ExpmMultiply.forward .*argument 't' has non-finite"):
+    with pytest.raises(ValueError, match=r"ExpmMultiply.check .*argument 't' has non-finite"):
         expm_multiply(M.data, B, np.nan)
     with pytest.raises(ValueError, match=rf"ExpmMultiply: 'data' must have the pattern's {M.nnz}"):
         expm_multiply(M.data[:-1], B, 1.0)

@@ -83,9 +83,12 @@ class ExpmMultiply(jb.Adapter):
             )
         return jax.ShapeDtypeStruct(b.shape, jb.result_dtype(data, b, t))
 
-    def forward(self, data, b, t):
+    def check(self, data, b, t):
+        # (here, not in forward: a rule's result is refused with it where jit drops forward)
         for name, value in (("data", data), ("b", b), ("t", t)):
             require_finite(f"argument '{name}'", value, ValueError)
+
+    def forward(self, data, b, t):
         a = self._pattern.matrix(data)
         y = _expm_multiply(float(t) * a, np.asarray(b, np.float64))
         return y.astype(jb.result_dtype(data, b, t))
