@@ -31,6 +31,25 @@ def test_families_import_only_the_public_api_and_internal():
     assert not private, f"families import the core's private modules: {private}"
 
 
+def test_no_family_imports_another_familys_private_module():
+    """A family imports the shared layer (``adapters/_*``) and other families' public names
+    only: what two families share lives in the shared layer."""
+    families = {p.name for p in ADAPTERS.iterdir() if p.is_dir() and not p.name.startswith("_")}
+    crossing = []
+    for family in sorted(families):
+        for path in sorted((ADAPTERS / family).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
+                    other, *rest = node.module.split(".")
+                    names = [alias.name for alias in node.names]
+                    private = any(part.startswith("_") for part in rest) or (
+                        not rest and any(n.startswith("_") for n in names)
+                    )
+                    if other in families and other != family and private:
+                        crossing.append(f"{path.relative_to(ADAPTERS)}: from ..{node.module}")
+    assert not crossing, f"families import other families' private modules: {crossing}"
+
+
 class _Scale(jb.Adapter):
     signature = "(n),()->(n)"
 

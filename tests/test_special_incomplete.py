@@ -1,5 +1,5 @@
 """The incomplete gamma and beta functions' derivatives in their shapes
-(``special._shape_derivatives``) against mpmath at 30 digits, over shapes from 1e-3 to 1e4 and
+(``adapters/_shape_derivatives.py``) against mpmath at 30 digits, over shapes from 1e-3 to 1e4 and
 points from the far lower tail to the far upper tail; and the adapters ``gammainc``,
 ``gammaincc``, ``betainc``: values as SciPy's, derivatives in every argument."""
 
@@ -15,7 +15,7 @@ from _incomplete_references import BETA_REFERENCES
 from jaxbridge.adapters import special
 
 # internals on purpose: the shape derivatives are tested against mpmath on their own
-from jaxbridge.adapters.special._shape_derivatives import (
+from jaxbridge.adapters._shape_derivatives import (
     _digamma_difference,
     betainc_dab,
     betaincc_dab,

@@ -10,21 +10,18 @@ values and derivatives.
 
 Derivatives: in ``x``/``q``, ``loc`` and ``scale``, every order (closed forms from the density,
 in JAX); in the shape parameters, first order, exactly (the derivatives of the incomplete gamma
-and beta functions in their shapes, ``special._shape_derivatives``; the quantiles' by implicit
-differentiation, ``∂x/∂θ = -(∂F/∂θ)/f(x)``): for the ``t``, 6e-14 relative at worst against
-mpmath for ``df`` from 100 to 1e12 (a quadrature, ``_student_t``), 7e-13 below; for the
-``f``, 1e-11 up to 300 degrees of freedom, 6e-10 at 1e3, NaN beyond 500 (two terms cancel
-there). The adapters behind the methods are
-``OneShapeFunction`` and ``TwoShapeFunction`` (a standardized function, shapes first).
+and beta functions in their shapes, ``adapters/_shape_derivatives.py``; the quantiles' by
+implicit differentiation, ``∂x/∂θ = -(∂F/∂θ)/f(x)``): for the ``t``, 6e-14 relative at worst
+against mpmath for ``df`` from 100 to 1e12 (a quadrature,
+``adapters/_distributions/_student_t.py``), 7e-13 below; for the ``f``, 1e-11 up to 300
+degrees of freedom, 6e-10 at 1e3, NaN beyond 500 (two terms cancel there). The adapters
+behind the methods are ``OneShapeFunction`` and ``TwoShapeFunction`` (a standardized
+function, shapes first).
 """
 
-# scipy.special's gammainc, gammaincc, betainc are this package's adapters, and this package
-# computes its shape derivatives with special's: import special first, whole, so that either
-# import order finds the other complete
-from .. import special as _special  # noqa: F401  (isort: keep first)
+from .._distributions._function import OneShapeFunction as OneShapeFunction
+from .._distributions._function import TwoShapeFunction as TwoShapeFunction
 from ._distribution import Distribution as Distribution
-from ._function import OneShapeFunction as OneShapeFunction
-from ._function import TwoShapeFunction as TwoShapeFunction
 
 t = Distribution("t")
 """``scipy.stats.t``: ``t.cdf(x, df, loc=0.0, scale=1.0)`` and ``sf``, ``logcdf``, ``logsf``,

@@ -193,7 +193,7 @@ def host_valued(host_value, traced):
 
 class _CdfShapeGradient(jb.Adapter):
     """``∂F/∂θ`` of a family's standardized cdf at ``x``, one output per shape, exact, on the
-    host (``special._shape_derivatives``). Differentiable in ``x`` to every order
+    host (``_shape_derivatives``). Differentiable in ``x`` to every order
     (``∂²F/∂θ∂x = ∂f/∂θ``, in JAX); a second derivative in the shapes is NaN (not
     implemented). It could not be a ``TypeError``: JAX differentiates the whole pullback,
     so ``grad(grad(cdf, x), θ)`` would raise through the shape cotangent it then drops."""

@@ -1,7 +1,7 @@
 """The six families, each described once: the shape names, the standardized log-density in
 JAX (for the derivatives in ``x``, every order), its normalizing constant on the host (SciPy's
 value), and the derivatives of the standardized cdf in the shapes on the host (from
-``special._shape_derivatives``). The adapters in ``_function.py`` read nothing else."""
+``_shape_derivatives``). The adapters in ``_function.py`` read nothing else."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import scipy.special as sc
 import scipy.stats
 from jax.scipy.special import gammaln, xlog1py, xlogy
 
-from ..special._shape_derivatives import betainc_dab, gammainc_da
+from .._shape_derivatives import betainc_dab, gammainc_da
 from . import _student_t
 from ._student_t import LARGE_DF, df_derivative
 

@@ -24,7 +24,7 @@ import numpy as np
 import scipy.special as sc
 from jax.scipy.special import gammaln
 
-from ..special._shape_derivatives import _BERNOULLI
+from .._shape_derivatives import BERNOULLI
 
 LARGE_DF = 100.0
 """From this ``ν`` on, the log normalizer is Stirling's and ``∂F/∂ν`` a quadrature: the
@@ -50,7 +50,7 @@ def _stirling_excess(v, xp):
     total = r * series
     log_ratio = xp.log1p(r)  # log((s + ½)/s)
     s = v / 2
-    for k, bernoulli in enumerate(_BERNOULLI, start=1):
+    for k, bernoulli in enumerate(BERNOULLI, start=1):
         scale = bernoulli / (2 * k * (2 * k - 1))
         total = total - scale * s ** (1 - 2 * k) * xp.expm1((1 - 2 * k) * log_ratio)
     return total
@@ -96,9 +96,7 @@ def _digamma_excess(v):
     """``½(ψ((ν+1)/2) - ψ(ν/2)) - 1/(2ν)`` for ``ν >= LARGE_DF``: by the duplication formula,
     ``ψ(s + ½) - ψ(s) = 1/(2s) + Σₖ B₂ₖ (1 - 4⁻ᵏ)/(k s²ᵏ)``, ``s = ν/2``."""
     s = v / 2
-    return sum(
-        b * (1 - 4.0**-k) / (2 * k) / s ** (2 * k) for k, b in enumerate(_BERNOULLI, start=1)
-    )
+    return sum(b * (1 - 4.0**-k) / (2 * k) / s ** (2 * k) for k, b in enumerate(BERNOULLI, start=1))
 
 
 def _log_density_df(v, t):

@@ -110,7 +110,7 @@ def _beta_lower(a, b, x):
 
 # B₂, B₄, ..., B₁₆: the asymptotic series ψ(x) ~ ln x - 1/(2x) - Σ B₂ₖ/(2k x²ᵏ), whose next
 # term at x >= 10 is 3e-18 (B₁₈/(18 x¹⁸))
-_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
+BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
 _ASYMPTOTIC = 10.0
 
 
@@ -132,7 +132,7 @@ def _digamma_difference(s, d):
     log_ratio = np.log1p(r)  # ln((x + d)/x)
     total += log_ratio + d / (2 * x * (x + d))
     power = np.ones(s.shape)
-    for k, bernoulli in enumerate(_BERNOULLI, start=1):
+    for k, bernoulli in enumerate(BERNOULLI, start=1):
         power = power / (x * x)
         total -= bernoulli / (2 * k) * power * np.expm1(-2 * k * log_ratio)
     return total
