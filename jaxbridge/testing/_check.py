@@ -151,7 +151,9 @@ def check_adapter(
             results differ and by how much.
         TypeError, ValueError: the arguments or options do not make a valid check.
     """
-    subject = Subject.make(adapter, args, checks, batch, seed, rtol, atol, refused)
+    subject = Subject.make(
+        adapter, args, checks=checks, batch=batch, seed=seed, rtol=rtol, atol=atol, refused=refused
+    )
     for check, run in _RUNS.items():
         if check in subject.checks:
             try:
@@ -179,5 +181,5 @@ def applicable_checks(
     """The checks that ``check_adapter(adapter, *args, refused=refused)`` runs, in its order:
     those of ``CHECKS`` that apply to the adapter (the others it skips quietly: forward-mode
     checks without a forward-mode rule, "refused" without ``refused``, ...)."""
-    subject = Subject.make(adapter, args, tuple(CHECKS), 2, 0, None, None, refused)
+    subject = Subject.make(adapter, args, refused=refused)
     return tuple(c for c in CHECKS if c in subject.checks)

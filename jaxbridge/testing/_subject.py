@@ -98,13 +98,15 @@ class Subject:
         cls,
         adapter: Adapter,
         args: Sequence[Any],
-        checks: Iterable[str],
-        batch: int,
-        seed: int,
-        rtol: float | Mapping[str, float] | None,
-        atol: float | Mapping[str, float] | None,
+        *,
+        checks: Iterable[str] = tuple(CHECKS),
+        batch: int = 2,
+        seed: int = 0,
+        rtol: float | Mapping[str, float] | None = None,
+        atol: float | Mapping[str, float] | None = None,
         refused: Sequence[Any] | None = None,
     ) -> Subject:
+        """The subject of ``check_adapter(adapter, *args, ...)`` (its options, by name)."""
         if not isinstance(adapter, Adapter):
             raise TypeError(f"check_adapter needs a jaxbridge.Adapter, got {adapter!r}.")
         owner = type(adapter).__name__
