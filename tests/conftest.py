@@ -107,3 +107,23 @@ def _bounded_mappings(request: pytest.FixtureRequest):
 def _bounded_mappings_per_module():
     yield
     jax.clear_caches()
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(
+            "buffer_callback",
+            marks=pytest.mark.skipif(
+                jax.default_backend() != "cpu", reason="the buffer_callback transport is CPU only"
+            ),
+        ),
+        "pure_callback",
+    ]
+)
+def transport(request: pytest.FixtureRequest):
+    """Each transport the backend has, chosen for the test, then the session's again."""
+    import jaxbridge as jb
+
+    jb.set_transport(request.param)
+    yield request.param
+    jb.set_transport(os.environ.get("JAXBRIDGE_TRANSPORT", "auto"))

@@ -3,7 +3,6 @@ forked child cannot use, no cache that keeps a user's adapter (and what it holds
 
 import gc
 import multiprocessing
-import os
 import threading
 import time
 import warnings
@@ -148,23 +147,6 @@ def test_instances_with_large_parameters_are_not_kept_by_the_bridge():
     jax.clear_caches()
     gc.collect()
     assert [r() for r in held] == [None] * 5
-
-
-@pytest.fixture(
-    params=[
-        pytest.param(
-            "buffer_callback",
-            marks=pytest.mark.skipif(
-                jax.default_backend() != "cpu", reason="the buffer_callback transport is CPU only"
-            ),
-        ),
-        "pure_callback",
-    ]
-)
-def transport(request):
-    jb.set_transport(request.param)
-    yield request.param
-    jb.set_transport(os.environ.get("JAXBRIDGE_TRANSPORT", "auto"))
 
 
 def _collect():

@@ -1,8 +1,6 @@
 """``forward(..., *, out)``: results written into the arrays the bridge hands over, XLA's own
 buffers with the buffer_callback transport."""
 
-import os
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -50,23 +48,6 @@ class Exponential(jb.Adapter):
 class LoopedExponential(Exponential):
     signature = "()->()"  # scalar elements: each out is a 0-d view into the batch's buffer
     vectorized = False
-
-
-@pytest.fixture(
-    params=[
-        pytest.param(
-            "buffer_callback",
-            marks=pytest.mark.skipif(
-                jax.default_backend() != "cpu", reason="the buffer_callback transport is CPU only"
-            ),
-        ),
-        "pure_callback",
-    ]
-)
-def transport(request):
-    jb.set_transport(request.param)
-    yield request.param
-    jb.set_transport(os.environ.get("JAXBRIDGE_TRANSPORT", "auto"))
 
 
 def assert_close(actual, expected):
