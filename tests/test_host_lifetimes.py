@@ -166,13 +166,14 @@ class _Holder:
         self.big = big
 
     def __call__(self, x):
-        return np.asarray(x) * self.big[: x.shape[-1]]
+        return (np.asarray(x) * self.big[: x.shape[-1]]).astype(x.dtype)
 
 
 def _plain_callback_holding(big: np.ndarray) -> None:
     holder = _Holder(big)
-    spec = jax.ShapeDtypeStruct((3,), jnp.float32)
-    jax.jit(lambda x: jax.pure_callback(holder, spec, x))(jnp.ones(3))
+    x = jnp.ones(3)  # (float64 in 64-bit mode)
+    spec = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    jax.jit(lambda x: jax.pure_callback(holder, spec, x))(x)
 
 
 def test_an_adapter_made_at_run_time_goes_with_the_jitted_functions_that_called_it(transport):
