@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -23,12 +24,20 @@ def asked(wanted: frozenset[str] | None, name: str) -> bool:
 
 
 def compiled(rule: Callable[..., Any]) -> Callable[..., Any]:
-    """A rule written in JAX (``pushforward``, ``pullback``) as one compiled program, the
-    adapter static: called eagerly, its operations would each compile on their own."""
-    program = jax.jit(rule, static_argnums=0)
+    """A rule written in JAX (``pushforward``, ``pullback``, or a function they share) as
+    one compiled program: called eagerly, its operations would each compile on their own.
+
+    Its first argument (the adapter; or a function, for a shared helper) and its
+    keyword-only arguments (a pullback's ``wanted``) are static; the others are arrays, or
+    pytrees of them (a tangent that is ``None`` is part of the program's structure).
+    """
+    keywords = [
+        p.name for p in inspect.signature(rule).parameters.values() if p.kind is p.KEYWORD_ONLY
+    ]
+    program = jax.jit(rule, static_argnums=0, static_argnames=keywords)
 
     @functools.wraps(rule)
-    def method(self: Any, *args: Any) -> Any:
-        return program(self, *args)
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return program(self, *args, **kwargs)
 
     return method

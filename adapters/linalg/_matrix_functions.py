@@ -5,7 +5,6 @@ derivative."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -16,51 +15,47 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results, require_finite
+from .._failure import MayFail, require_finite
+from .._rules import compiled
 from ._solving import failure
 
 
-def principal(
-    function: str, compute: Callable[[np.ndarray], Any], a: np.ndarray, on_failure: OnFailure
-) -> np.ndarray:
+def principal(function: str, compute: Callable[[np.ndarray], Any], a: np.ndarray) -> np.ndarray:
     """``compute(a)`` for one real (n, n) matrix, computed in float64, refused unless real.
 
     A real matrix has a real principal square root or logarithm exactly when no eigenvalue
     lies on the closed negative real axis (0 included): there SciPy returns a complex
-    result, or one with no derivative. Such a matrix is an error naming ``function`` (NaN
-    with ``on_failure="nan"``), as is a complex result SciPy returns for any other reason.
+    result, or one with no derivative. Such a matrix is a ``SolveFailure`` naming
+    ``function``, as is a complex result SciPy returns for any other reason.
     """
     a = np.asarray(a, np.float64)
-    try:
-        require_finite("matrix 'a'", a)
-        if a.size == 0:
-            return a.copy()
-        eigenvalues = np.linalg.eigvals(a)
-        # LAPACK returns an eigenvalue of a real matrix with imaginary part exactly 0 when
-        # it is real; a complex pair, however close to the axis, has a real principal value
-        on_axis = eigenvalues[(eigenvalues.imag == 0) & (eigenvalues.real <= 0)]
-        if on_axis.size:
+    require_finite("matrix 'a'", a)
+    if a.size == 0:
+        return a.copy()
+    eigenvalues = np.linalg.eigvals(a)
+    # LAPACK returns an eigenvalue of a real matrix with imaginary part exactly 0 when
+    # it is real; a complex pair, however close to the axis, has a real principal value
+    on_axis = eigenvalues[(eigenvalues.imag == 0) & (eigenvalues.real <= 0)]
+    if on_axis.size:
+        raise failure(
+            f"{function}: matrix 'a' has the eigenvalue {on_axis.real.min():.6g} on the "
+            f"closed negative real axis, so it has no real principal {_WHAT[function]}"
+        )
+    with warnings.catch_warnings():
+        # logm warns when its own error estimate is above 1000 eps; the result stands
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value: Any = np.asarray(compute(a))
+    if np.iscomplexobj(value):
+        scale = max(float(np.abs(value).max()), 1.0)
+        if float(np.abs(value.imag).max()) > 100 * np.finfo(np.float64).eps * scale:
             raise failure(
-                f"{function}: matrix 'a' has the eigenvalue {on_axis.real.min():.6g} on the "
-                f"closed negative real axis, so it has no real principal {_WHAT[function]}"
+                f"{function}: SciPy returned a complex result for matrix 'a'; no real "
+                f"principal {_WHAT[function]} was found"
             )
-        with warnings.catch_warnings():
-            # logm warns when its own error estimate is above 1000 eps; the result stands
-            warnings.simplefilter("ignore", RuntimeWarning)
-            value: Any = np.asarray(compute(a))
-        if np.iscomplexobj(value):
-            scale = max(float(np.abs(value).max()), 1.0)
-            if float(np.abs(value.imag).max()) > 100 * np.finfo(np.float64).eps * scale:
-                raise failure(
-                    f"{function}: SciPy returned a complex result for matrix 'a'; no real "
-                    f"principal {_WHAT[function]} was found"
-                )
-            value = value.real
-        if not np.isfinite(value).all():
-            raise failure(f"{function}: SciPy returned non-finite entries for matrix 'a'")
-        return value
-    except np.linalg.LinAlgError as error:
-        return nan_results(on_failure, error, a.shape)
+        value = value.real
+    if not np.isfinite(value).all():
+        raise failure(f"{function}: SciPy returned non-finite entries for matrix 'a'")
+    return value
 
 
 _WHAT = {"sqrtm": "square root", "logm": "logarithm"}
@@ -85,7 +80,7 @@ positive_spectrum = dataclasses.replace(
 )
 
 
-@functools.partial(jax.jit, static_argnums=0)  # one compiled program, not one per operation
+@compiled
 def frechet_block(function: Callable[[jax.Array], jax.Array], a: jax.Array, e: jax.Array):
     """The Fréchet derivative ``L(a, e)`` of a primary matrix function, as the upper-right
     block of ``function([[a, e], [0, a]])`` (Higham, Functions of Matrices, Thm 3.6).
@@ -111,15 +106,15 @@ def frechet_block(function: Callable[[jax.Array], jax.Array], a: jax.Array, e: j
     return block[..., :n, n:] / scale
 
 
-class PrincipalFunction(jb.Adapter):
+class PrincipalFunction(MayFail):
     """The base of ``MatrixSqrt`` and ``MatrixLog``: the principal value of a primary matrix
-    function of one real matrix, computed by SciPy on the host (``principal``).
+    function of one real matrix, computed by SciPy on the host (``principal``). Fails (see
+    ``MayFail``) on a matrix with an eigenvalue on the closed negative real axis, or a
+    non-finite one, with an error naming SciPy's function.
 
     A function sets ``_routine`` (SciPy's) and ``_function`` (its name, for errors) and
     defines its rules.
     """
-
-    on_failure: OnFailure = "raise"
 
     signature = "(n,n)->(n,n)"
     domains = {"a": positive_spectrum}
@@ -131,5 +126,8 @@ class PrincipalFunction(jb.Adapter):
         return jax.ShapeDtypeStruct(a.shape, jb.result_dtype(a))
 
     def forward(self, a):
-        dtype = jb.result_dtype(a)
-        return principal(self._function, type(self)._routine, a, self.on_failure).astype(dtype)
+        try:
+            x = principal(self._function, type(self)._routine, a)
+        except np.linalg.LinAlgError as error:
+            x = self.nan_on_failure(error, a.shape)
+        return x.astype(jb.result_dtype(a))

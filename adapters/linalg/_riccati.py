@@ -16,14 +16,16 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results, require_finite
+from .._failure import MayFail, require_finite
 from .._rules import compiled, total
 from ._solving import failure
 
 
-class RiccatiSolve(jb.Adapter):
+class RiccatiSolve(MayFail):
     """The base of ``ContinuousRiccatiSolve`` and ``DiscreteRiccatiSolve``: the stabilising
-    solution ``x`` of an algebraic Riccati equation in ``(a, b, q, r)``.
+    solution ``x`` of an algebraic Riccati equation in ``(a, b, q, r)``. Fails (see
+    ``MayFail``) where there is no stabilising solution, SciPy fails (its message kept), or
+    an input is not finite.
 
     An equation sets ``_routine`` (SciPy's solver) and ``_function`` (its name, for
     errors), ``_without_inputs`` (the adapter for the
@@ -35,8 +37,6 @@ class RiccatiSolve(jb.Adapter):
         tangent:    solve for ẋ with  wᵀȧ + ȧᵀw - wᵀḃk - kᵀḃᵀw + kᵀṙk + q̇
         cotangent:  s solves with  sym(ḡ),  then  ā = 2ws,  b̄ = -2wskᵀ,  q̄ = s,  r̄ = ksk
     """
-
-    on_failure: OnFailure = "raise"
 
     signature = "(n,n),(n,m),(n,n),(m,m)->(n,n)"
 
@@ -75,7 +75,10 @@ class RiccatiSolve(jb.Adapter):
     def forward(self, a, b, q, r):
         dtype = jb.result_dtype(a, b, q, r)
         routine, function = type(self)._routine, self._function
-        x = solve_are(function, routine, self._newton, self._stable, a, b, q, r, self.on_failure)
+        try:
+            x = solve_are(function, routine, self._newton, self._stable, a, b, q, r)
+        except np.linalg.LinAlgError as error:
+            x = self.nan_on_failure(error, a.shape)
         return x.astype(dtype)
 
     @compiled
@@ -122,14 +125,13 @@ def solve_are(
     b: np.ndarray,
     q: np.ndarray,
     r: np.ndarray,
-    on_failure: OnFailure,
 ) -> np.ndarray:
     """The stabilising solution of a Riccati equation, in float64, or a clear error.
 
     ``q`` and ``r`` are read as their symmetric parts. SciPy's own failures become errors
     that start with ``function`` and keep SciPy's message; a solution whose closed loop is
     not ``stable`` (SciPy can return one when no stabilising solution exists) is refused
-    too. With ``on_failure="nan"`` each gives NaN instead.
+    too: each a ``SolveFailure``.
 
     ``newton(a, b, q, r, x)`` returns the closed loop at ``x`` and one Newton step from it
     (Kleinman's or Hewer's: one Lyapunov solve). SciPy's Schur method loses digits to the
@@ -140,52 +142,49 @@ def solve_are(
     (rounding): one or two steps after a good start.
     """
     a, b, q, r = (np.asarray(m, np.float64) for m in (a, b, q, r))
+    for name, m in (("a", a), ("b", b), ("q", q), ("r", r)):
+        require_finite(f"matrix '{name}'", m)
+    if a.size == 0:
+        return a.copy()
     try:
-        for name, m in (("a", a), ("b", b), ("q", q), ("r", r)):
-            require_finite(f"matrix '{name}'", m)
-        if a.size == 0:
-            return a.copy()
-        try:
-            with warnings.catch_warnings():
-                # SciPy's balancing warns on a cast for tiny entries (1e-100), and its own
-                # solves of ill-conditioned ones (a ~ 1e-99) warn of that; the solution is
-                # refined and checked below either way
-                warnings.simplefilter("ignore", RuntimeWarning)
-                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-                x = sym(solve(a, b, sym(q), sym(r)))
-        except np.linalg.LinAlgError as error:
-            raise failure(f"{function}: SciPy found no solution ({error})") from None
-        q, r = sym(q), sym(r)
-        previous = np.inf
-        for _ in range(_NEWTON_STEPS):
-            if not np.isfinite(x).all():
-                break
-            with warnings.catch_warnings():
-                # a closed loop that is stable but far from normal (an entry of 1e16) makes
-                # SciPy's Lyapunov solve warn of its condition number, though its residual
-                # is at rounding: the steps are judged here, by how they shrink
-                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-                closed, refined = newton(a, b, q, r, x)
-            if not stable(closed):
-                break
-            step = np.abs(refined - x).max()
-            if step > previous / 2:
-                return x  # down to rounding: steps no longer shrink (this one is not taken)
-            x = sym(refined)
-            if step <= 64 * np.finfo(np.float64).eps * np.abs(x).max():
-                return x  # converged
-            previous = step
-        else:
-            raise failure(
-                f"{function}: Newton's refinement of SciPy's solution did not converge in "
-                f"{_NEWTON_STEPS} steps (the equation is too ill-conditioned)"
-            )
-        raise failure(
-            f"{function}: the equation has no stabilising solution (the closed loop of "
-            "SciPy's solution is not stable; is (a, b) stabilisable and (a, q) detectable?)"
-        )
+        with warnings.catch_warnings():
+            # SciPy's balancing warns on a cast for tiny entries (1e-100), and its own
+            # solves of ill-conditioned ones (a ~ 1e-99) warn of that; the solution is
+            # refined and checked below either way
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            x = sym(solve(a, b, sym(q), sym(r)))
     except np.linalg.LinAlgError as error:
-        return nan_results(on_failure, error, a.shape)
+        raise failure(f"{function}: SciPy found no solution ({error})") from None
+    q, r = sym(q), sym(r)
+    previous = np.inf
+    for _ in range(_NEWTON_STEPS):
+        if not np.isfinite(x).all():
+            break
+        with warnings.catch_warnings():
+            # a closed loop that is stable but far from normal (an entry of 1e16) makes
+            # SciPy's Lyapunov solve warn of its condition number, though its residual
+            # is at rounding: the steps are judged here, by how they shrink
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            closed, refined = newton(a, b, q, r, x)
+        if not stable(closed):
+            break
+        step = np.abs(refined - x).max()
+        if step > previous / 2:
+            return x  # down to rounding: steps no longer shrink (this one is not taken)
+        x = sym(refined)
+        if step <= 64 * np.finfo(np.float64).eps * np.abs(x).max():
+            return x  # converged
+        previous = step
+    else:
+        raise failure(
+            f"{function}: Newton's refinement of SciPy's solution did not converge in "
+            f"{_NEWTON_STEPS} steps (the equation is too ill-conditioned)"
+        )
+    raise failure(
+        f"{function}: the equation has no stabilising solution (the closed loop of "
+        "SciPy's solution is not stable; is (a, b) stabilisable and (a, q) detectable?)"
+    )
 
 
 _NEWTON_STEPS = 30

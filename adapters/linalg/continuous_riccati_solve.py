@@ -25,10 +25,8 @@ class ContinuousRiccatiSolve(RiccatiSolve):
     ``r̄ = k s kᵀ``: one ``LyapunovSolve`` each, so derivatives of every order work in both
     modes.
 
-    Parameters:
-        on_failure: ``"raise"`` (the default): no stabilising solution, SciPy failing, or
-            non-finite inputs are an error (with SciPy's message where it gave one).
-            ``"nan"``: that equation's ``x`` is NaN instead.
+    Fails (see ``MayFail``) where there is no stabilising solution, SciPy fails (its message
+    kept) or an input is not finite.
     """
 
     domains = {"a": hurwitz, "q": "spd", "r": "spd"}  # a stable: any b will do

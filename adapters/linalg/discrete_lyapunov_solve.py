@@ -7,13 +7,13 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results, require_finite
+from .._failure import MayFail, require_finite
 from .._rules import compiled
 from ._riccati import contraction
 from ._solving import failure
 
 
-class DiscreteLyapunovSolve(jb.Adapter):
+class DiscreteLyapunovSolve(MayFail):
     """Solve the discrete Lyapunov (Stein) equation ``x = a x aᵀ + q``, as
     ``scipy.linalg.solve_discrete_lyapunov``: ``x = solve_discrete_lyapunov(a, q)``.
 
@@ -28,13 +28,9 @@ class DiscreteLyapunovSolve(jb.Adapter):
     ``s = aᵀ s a + ḡ`` (then ``q̄ = s``, ``ā = s a xᵀ + sᵀ a x``): this adapter again, so
     derivatives of every order work in both modes; ``jax.linear_transpose`` works in ``q``.
 
-    Parameters:
-        on_failure: ``"raise"`` (the default): a singular equation (two eigenvalues of
-            ``a`` with product within rounding of 1) or non-finite ``a`` or ``q`` is an error.
-            ``"nan"``: that equation's ``x`` is NaN instead.
+    Fails (see ``MayFail``) on a singular equation (two eigenvalues of ``a`` with product
+    within rounding of 1) or a non-finite ``a`` or ``q``.
     """
-
-    on_failure: OnFailure = "raise"
 
     signature = "(n,n),(n,n)->(n,n)"
     domains = {"a": contraction}  # spectral radius below 1: no eigenvalue product is 1
@@ -58,7 +54,7 @@ class DiscreteLyapunovSolve(jb.Adapter):
             _check_solvable(a)
             x = scipy.linalg.solve_discrete_lyapunov(a, q) if a.size else q.copy()
         except np.linalg.LinAlgError as error:
-            x = nan_results(self.on_failure, error, q.shape)
+            x = self.nan_on_failure(error, q.shape)
         return x.astype(dtype)
 
     @compiled

@@ -26,10 +26,8 @@ class DiscreteRiccatiSolve(RiccatiSolve):
     ``r̄ = k s kᵀ``: one ``DiscreteLyapunovSolve`` each, so derivatives of every order work
     in both modes.
 
-    Parameters:
-        on_failure: ``"raise"`` (the default): no stabilising solution, SciPy failing, or
-            non-finite inputs are an error (with SciPy's message where it gave one).
-            ``"nan"``: that equation's ``x`` is NaN instead.
+    Fails (see ``MayFail``) where there is no stabilising solution, SciPy fails (its message
+    kept) or an input is not finite.
     """
 
     domains = {"a": contraction, "q": "spd", "r": "spd"}  # a Schur stable: any b will do

@@ -7,7 +7,7 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, nan_results, require_finite
+from .._failure import MayFail, require_finite
 from .._parameters import check_choice
 from ._solving import (
     SMALL,
@@ -22,7 +22,7 @@ from ._solving import (
 )
 
 
-class LinearSolve(jb.Adapter):
+class LinearSolve(MayFail):
     """Solve ``a x = b`` on the host with SciPy: ``x = LinearSolve()(a, b)``.
 
     ``a`` is (n, n) and ``b`` is (n,). Leading axes are batch axes that broadcast like a
@@ -39,11 +39,10 @@ class LinearSolve(jb.Adapter):
             (``potrf``, as in ``cho_factor``), for symmetric positive definite ``a``.
             ``"pos"`` reads ``a`` as ``(a + aᵀ) / 2``, so its gradient is symmetric and
             agrees with finite differences in every entry.
-        on_failure: ``"raise"`` (the default): a singular (also to working precision,
-            reciprocal condition number below machine epsilon), non-positive-definite
-            (``"pos"``) or non-finite ``a``, or a non-finite ``b``, is an error.
-            ``"nan"``: that system's ``x`` is NaN instead, for code under ``lax.cond`` or
-            ``vmap`` where both branches run.
+        on_failure: see ``MayFail``. Fails on a singular ``a`` (also to working precision:
+            reciprocal condition number below machine epsilon), one not positive definite
+            (``"pos"``), or a non-finite ``a`` or ``b``; with ``"nan"`` that system's ``x``
+            is NaN.
 
     The forward saves the factors; the backward solves ``aᵀ λ = ḡ`` with them and the
     forward mode ``a ẋ = ḃ - ȧ x``, O(n²) per right-hand side, never factorizing again. Both
@@ -61,7 +60,6 @@ class LinearSolve(jb.Adapter):
     """
 
     assume_a: str = "gen"
-    on_failure: OnFailure = "raise"
 
     signature = "(n,n),(n)->(n)"
     vectorized = True
@@ -103,7 +101,7 @@ class LinearSolve(jb.Adapter):
             try:
                 x[...] = solve(a.reshape(n, n), b.reshape(-1, n), dtype, into)[0].reshape(x.shape)
             except np.linalg.LinAlgError as error:
-                x[...] = nan_results(self.on_failure, error, x.shape)
+                x[...] = self.nan_on_failure(error, x.shape)
                 factors[...], pivots[...] = np.nan, 0  # (as solve_per_matrix)
             return out
         if 0 < n <= SMALL and a.size > n * n:  # many small matrices: batched LAPACK

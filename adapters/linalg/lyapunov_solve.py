@@ -5,7 +5,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, require_finite
+from .._failure import MayFail, require_finite
 from ._solving import (
     lapack_dtype,
     real_schur,
@@ -19,7 +19,7 @@ _SINGULAR = (
 )
 
 
-class LyapunovSolve(jb.Adapter):
+class LyapunovSolve(MayFail):
     """Solve the continuous Lyapunov equation ``a x + x aᵀ = q``: ``x = LyapunovSolve()(a, q)``.
 
     ``a``, ``q`` and ``x`` are (n, n) and real (so ``aᴴ = aᵀ``). Leading axes are batch axes
@@ -29,13 +29,9 @@ class LyapunovSolve(jb.Adapter):
     ``aᵀ λ + λ a = ḡ`` with it, and the forward mode ``a ẋ + ẋ aᵀ = q̇ - ȧ x - x ȧᵀ``. Both
     rules are made of bridged solves, so derivatives of every order work in both modes.
 
-    Parameters:
-        on_failure: ``"raise"`` (the default): a singular equation (two eigenvalues of ``a``
-            summing to zero within working precision, e.g. ``a`` singular) or a non-finite
-            ``a`` or ``q`` is an error. ``"nan"``: that equation's ``x`` is NaN instead.
+    Fails (see ``MayFail``) on a singular equation (two eigenvalues of ``a`` summing to zero
+    within working precision, e.g. ``a`` singular) or a non-finite ``a`` or ``q``.
     """
-
-    on_failure: OnFailure = "raise"
 
     signature = "(n,n),(n,n)->(n,n)"
     vectorized = True

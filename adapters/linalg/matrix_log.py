@@ -22,9 +22,8 @@ class MatrixLog(PrincipalFunction):
     modes (each order doubles the size of the matrix the host sees).
 
     Parameters:
-        on_failure: ``"raise"`` (the default): a matrix with an eigenvalue on the closed
-            negative real axis, or a non-finite one, is an error naming ``logm``.
-            ``"nan"``: that matrix's logarithm is NaN instead.
+        on_failure: see ``MayFail``. Fails on a matrix with an eigenvalue on the closed
+            negative real axis, or a non-finite one, with an error naming ``logm``.
     """
 
     _routine = scipy.linalg.logm

@@ -22,9 +22,8 @@ class MatrixSqrt(PrincipalFunction):
     one ``SylvesterSolve`` each, so derivatives of every order work in both modes.
 
     Parameters:
-        on_failure: ``"raise"`` (the default): a matrix with an eigenvalue on the closed
-            negative real axis, or a non-finite one, is an error naming ``sqrtm``.
-            ``"nan"``: that matrix's root is NaN instead.
+        on_failure: see ``MayFail``. Fails on a matrix with an eigenvalue on the closed
+            negative real axis, or a non-finite one, with an error naming ``sqrtm``.
     """
 
     _routine = scipy.linalg.sqrtm

@@ -14,7 +14,7 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 
 from .._csr import check_pattern
-from .._failure import OnFailure, require_finite
+from .._failure import MayFail, require_finite
 from ._solving import (
     failure,
     lapack_dtype,
@@ -24,7 +24,7 @@ from ._solving import (
 _NOT_SAVED = -1  # factor_pointers[0, 0] when the factors did not fit: refactorize
 
 
-class SparseSolve(jb.Adapter):
+class SparseSolve(MayFail):
     """Solve ``a x = b`` for a sparse ``a`` of fixed pattern, by SuperLU.
 
     For a SciPy CSR matrix ``m``: ``x = SparseSolve(m.indices, m.indptr, m.shape)(m.data, b)``.
@@ -49,9 +49,9 @@ class SparseSolve(jb.Adapter):
         indices, indptr: the CSR pattern, stored as tuples of ints (NumPy arrays are
             accepted and converted), so that the adapter is hashable.
         shape: ``(n, n)``.
-        on_failure: ``"raise"`` (the default): a singular matrix (an exactly zero pivot, or
-            one below machine epsilon times the largest ``|data|``) or non-finite ``data`` or ``b``
-            is an error. ``"nan"``: that system's ``x`` is NaN instead.
+        on_failure: keyword-only, see ``MayFail``. Fails on a singular matrix (an exactly
+            zero pivot, or one below machine epsilon times the largest ``|data|``) or a
+            non-finite ``data`` or ``b``.
         factor_capacity: room for the saved factors, in nonzeros (each call's residuals
             hold that many values and as many int32 indices). By default twice what a
             factorization of random values on the pattern needs, measured once when the
@@ -65,7 +65,6 @@ class SparseSolve(jb.Adapter):
     indices: tuple[int, ...]
     indptr: tuple[int, ...]
     shape: tuple[int, int]
-    on_failure: OnFailure = "raise"
     factor_capacity: int | None = None
 
     signature = "(k),(n)->(n)"

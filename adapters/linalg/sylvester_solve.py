@@ -6,7 +6,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, require_finite
+from .._failure import MayFail, require_finite
 from .._rules import total
 from ._solving import (
     lapack_dtype,
@@ -21,7 +21,7 @@ _SINGULAR = (
 )
 
 
-class SylvesterSolve(jb.Adapter):
+class SylvesterSolve(MayFail):
     """Solve the Sylvester equation ``a x + x b = q``: ``x = SylvesterSolve()(a, b, q)``.
 
     ``a`` is (n, n), ``b`` (m, m), ``q`` and ``x`` (n, m), all real. Leading axes are
@@ -31,14 +31,10 @@ class SylvesterSolve(jb.Adapter):
     ``aᵀ λ + λ bᵀ = ḡ`` with them, and the forward mode ``a ẋ + ẋ b = q̇ - ȧ x - x ḃ``. Both
     rules are made of bridged solves, so derivatives of every order work in both modes.
 
-    Parameters:
-        on_failure: ``"raise"`` (the default): a singular equation (``a`` and ``-b`` share
-            an eigenvalue to working precision, where ``solve_sylvester`` silently returns
-            a perturbed answer) or a non-finite ``a``, ``b`` or ``q`` is an error. ``"nan"``: that
-            equation's ``x`` is NaN instead.
+    Fails (see ``MayFail``) on a singular equation (``a`` and ``-b`` share an eigenvalue to
+    working precision, where ``solve_sylvester`` silently returns a perturbed answer) or a
+    non-finite ``a``, ``b`` or ``q``.
     """
-
-    on_failure: OnFailure = "raise"
 
     signature = "(n,n),(m,m),(n,m)->(n,m)"
     vectorized = True
