@@ -26,7 +26,7 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, OptimizeError, nan_results
+from .._failure import MayFail, OptimizeError
 from .._parameters import check_choice
 from ._differences import ROUGH_STEP
 from ._functions import user_domains
@@ -316,7 +316,7 @@ def finite_inputs(**arrays: np.ndarray) -> None:
             raise failure(f"argument '{name}' has entries that are {allowed}")
 
 
-class ImplicitSolver(jb.Adapter):
+class ImplicitSolver(MayFail):
     """The shared plumbing of the solvers: their common parameters and checks, specs, NaN on
     failure, and the implicit rules.
 
@@ -334,7 +334,6 @@ class ImplicitSolver(jb.Adapter):
     method: str
     tol: float | None = None
     options: tuple = ()
-    on_failure: OnFailure = "raise"
 
     signature = "(n),(p)->(n)"
     # SciPy's iterations are small linear algebra; L-BFGS-B's wake OpenBLAS's threads,
@@ -418,7 +417,7 @@ class ImplicitSolver(jb.Adapter):
             else:
                 x, jz, jq = self._solve(*args64, derivatives=residuals)
         except OptimizeError as error:
-            x, jz, jq = nan_results(self.on_failure, error, (n,), (k, k), (k, q))
+            x, jz, jq = self.nan_on_failure(error, (n,), (k, k), (k, q))
         if not residuals:
             return x.astype(dtype)
         return x.astype(dtype), jz.astype(dtype), jq.astype(dtype)  # pyright: ignore[reportOptionalMemberAccess]

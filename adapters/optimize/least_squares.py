@@ -40,8 +40,8 @@ class LeastSquares(ImplicitSolver):
         options: other keyword arguments of ``scipy.optimize.least_squares`` as (name, value)
             pairs, e.g. ``(("max_nfev", 50),)``; not ``loss`` (the rules assume the plain
             sum of squares) nor ``bounds``.
-        on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
-            ``x`` and every cotangent, instead of an ``OptimizeError``.
+        on_failure: see ``MayFail``; an ``OptimizeError`` where the answer fails the
+            checks below.
 
     The answer is checked, not trusted: SciPy's point must have ``max|Jᵀr| <= 1e-4 *
     max(1, max|Jᵀr(x0)|)``, Newton steps refine it to 1e-10 of that scale, and the Hessian

@@ -37,8 +37,8 @@ class Minimize(ImplicitSolver):
         tol, options: passed to ``scipy.optimize.minimize``; ``options`` a tuple of (name,
             value) pairs overriding the tight defaults (L-BFGS-B: ``gtol=1e-10``,
             ``ftol=1e-15``); a ``tol`` replaces the default tolerances it sets in SciPy.
-        on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
-            ``x`` and every cotangent, instead of an ``OptimizeError``.
+        on_failure: see ``MayFail``; an ``OptimizeError`` where the answer fails the
+            checks below.
 
     The answer is checked, not trusted: SciPy's point must have ``max|∇ₓf| <= 1e-4 *
     max(1, max|∇ₓf(x0)|)`` whatever SciPy reports; up to 4 Newton steps refine it to 1e-10

@@ -40,8 +40,8 @@ class MinimizeBounded(ImplicitSolver):
             (given the Hessian); tight default tolerances, overridden by ``options``.
         tol, options: passed to ``scipy.optimize.minimize``; ``options`` a tuple of (name,
             value) pairs; a ``tol`` replaces the default tolerances it sets in SciPy.
-        on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
-            ``x`` and every cotangent, instead of an ``OptimizeError``.
+        on_failure: see ``MayFail``; an ``OptimizeError`` where the answer fails the
+            checks below.
 
     The active set is read from SciPy's answer: a variable within ``1e-4 * (1 + |x_i|)`` of a
     bound with the gradient pushing outwards (``∂f/∂x_i`` beyond ``1.5e-8`` times ``max(1,

@@ -38,8 +38,8 @@ class MinimizeConstrained(ImplicitSolver):
             tolerances, overridden by ``options``.
         tol, options: passed to ``scipy.optimize.minimize``; ``options`` a tuple of (name,
             value) pairs; a ``tol`` replaces the default tolerances it sets in SciPy.
-        on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
-            ``x`` and every cotangent, instead of an ``OptimizeError``.
+        on_failure: see ``MayFail``; an ``OptimizeError`` where the answer fails the
+            checks below.
 
     The answer is checked, not trusted. Inequalities with ``c <= 1e-4`` at SciPy's answer are
     candidates for the active set; nonnegative least squares on ``∇f = Jᵀμ`` over them and the

@@ -31,8 +31,8 @@ class Root(ImplicitSolver):
             ``"df-sane"``).
         tol, options: passed to ``scipy.optimize.root``; ``options`` as a tuple of (name,
             value) pairs, e.g. ``(("maxfev", 200),)``.
-        on_failure: ``"raise"`` (the default) or ``"nan"``: NaN for that batch element's
-            ``x`` and every cotangent, instead of an ``OptimizeError``.
+        on_failure: see ``MayFail``; an ``OptimizeError`` where the answer fails the
+            checks below.
 
     The answer is checked, not trusted: SciPy's point must satisfy ``max|F| <= 1e-4 *
     max(1, max|F(x0)|)`` whatever SciPy reports, then up to 4 Newton steps refine it to
