@@ -10,7 +10,7 @@ import scipy
 
 import jaxbridge as jb
 
-from .._failure import IntegrationFailure, OnFailure, nan_results, require_finite
+from .._failure import IntegrationFailure, MayFail, require_finite
 from .._parameters import check_choice
 from .._scipy_version import SOLVER_STEPS, STEPS_FOLLOWED, span
 from ._host_calls import (
@@ -51,7 +51,7 @@ def increasing_times(raw: np.ndarray) -> np.ndarray:
     return np.concatenate([0.3 * raw[..., :1], 0.3 * raw[..., :1] + np.cumsum(steps, -1)], -1)
 
 
-class OdeSolve(jb.Adapter):
+class OdeSolve(MayFail):
     """Solve ``dy/dt = f(t, y, θ)`` on the host with SciPy: ``ys = OdeSolve(rhs)(y0, theta, ts)``.
 
     ``y0`` is (n,), ``theta`` (p,) and ``ts`` (k,) strictly increasing output times, the
@@ -159,12 +159,10 @@ class OdeSolve(jb.Adapter):
             5.4-6.1x. LSODA and DOP853 have no steps of this kind: a ``ValueError``. It
             reads SciPy's private step code, the same in SciPy 1.11 to 1.18; under any
             other SciPy it is refused (a ``ValueError``) rather than trusted.
-        on_failure: ``"raise"`` (the default): a solve that does not reach the last time
-            (SciPy's status, e.g. "Required step size is less than spacing between
-            numbers"), one that overflows, and non-finite ``y0``, ``theta`` or ``ts`` are
-            an error naming ``OdeSolve.forward`` (or ``OdeSolve.backward``, ``OdeSolve.jvp``
-            for a derivative's integrations) with SciPy's message. ``"nan"``: that batch
-            element's result, or its derivatives, are NaN instead; never a partial result.
+        on_failure: see ``MayFail``. Fails on a solve that does not reach the last time
+            (SciPy's status and message), one that overflows, and non-finite ``y0``,
+            ``theta`` or ``ts``, in the forward or a derivative's integrations; never a
+            partial result.
 
     ``ts`` that are not strictly increasing are always an error. Every integration runs in
     the time of its own interval (from 0), so stiff transients late in time (t = 1e5) are
@@ -180,7 +178,6 @@ class OdeSolve(jb.Adapter):
     max_evaluations: int = 100_000
     control_quadrature: bool = False
     sensitivity: str = "auto"
-    on_failure: OnFailure = "raise"
 
     signature = "(n),(p),(k)->(k,n)"
     domains = {"ts": increasing_times}
@@ -266,7 +263,7 @@ class OdeSolve(jb.Adapter):
             if trajectory is not None:
                 kept.put(self, (y0, theta, ts), trajectory, nbytes(trajectory))
         except IntegrationFailure as error:
-            ys = nan_results(self.on_failure, error, (k, n))
+            ys = self.nan_on_failure(error, (k, n))
         if not forward_sensitivity:
             return ys.astype(dtype)
         # The outputs are the plain solve's, whether the call is differentiated or not (the
@@ -276,7 +273,7 @@ class OdeSolve(jb.Adapter):
             try:
                 sens = solve_with_sensitivities(self, dyn, y0, ts)[1]
             except IntegrationFailure as error:
-                sens = nan_results(self.on_failure, error, (k, n, n + p))
+                sens = self.nan_on_failure(error, (k, n, n + p))
         else:
             sens = np.full((k, n, n + p), np.nan)
         return ys.astype(dtype), np.asarray(sens, dtype)
@@ -298,7 +295,7 @@ class OdeSolve(jb.Adapter):
                     trajectory = self._trajectory(dyn, y0, ts64)
                     cts = adjoint(self, dyn, ts64, ys64, trajectory, g)
             except IntegrationFailure as error:
-                cts = nan_results(self.on_failure, error, *(a.shape for a in args))
+                cts = self.nan_on_failure(error, *(a.shape for a in args))
         else:
             cts = _nans(args)
         return tuple(np.asarray(c, cotangent_type(a)) for c, a in zip(cts, args))
@@ -325,7 +322,7 @@ class OdeSolve(jb.Adapter):
                 trajectory = self._trajectory(dyn, y0, ts64)
                 out = tangent(self, dyn, ts64, ys64, trajectory, dy0, dtheta, dts)
         except IntegrationFailure as error:
-            out = nan_results(self.on_failure, error, ys.shape)
+            out = self.nan_on_failure(error, ys.shape)
         return out.astype(ys.dtype)
 
     def _trajectory(self, dyn, y0, ts):

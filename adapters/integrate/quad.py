@@ -9,7 +9,7 @@ import scipy.integrate
 
 import jaxbridge as jb
 
-from .._failure import IntegrationFailure, OnFailure, nan_results, require_finite
+from .._failure import IntegrationFailure, MayFail, require_finite
 from ._host_calls import (
     HostFunction,
     check_positive,
@@ -24,7 +24,7 @@ _QUAD_VEC_LIMIT = 10_000  # (quad_vec's own default)
 """The fewest subintervals the derivative's ``quad_vec`` may use."""
 
 
-class Quad(jb.Adapter):
+class Quad(MayFail):
     """Integrate on the host with SciPy: ``value = Quad(integrand)(theta, a, b)``.
 
     ``theta`` is (p,); ``a`` and ``b`` are scalars, either of them may be ``-inf`` or
@@ -47,12 +47,10 @@ class Quad(jb.Adapter):
             1.49e-8); the derivative's integral is held to the same ones.
         limit: the most subintervals QUADPACK may use (SciPy's default 50); the
             derivative's ``quad_vec`` may use at least 10,000.
-        on_failure: ``"raise"`` (the default): QUADPACK not reaching the error target
-            (SciPy's message: subdivision limit, round-off, divergence, ...), an error
+        on_failure: see ``MayFail``. Fails where QUADPACK does not reach the error target
+            (SciPy's message: subdivision limit, round-off, divergence, ...), on an error
             estimate above ``max(epsabs, epsrel |value|)``, a non-finite value, and NaN
-            arguments are an error naming ``Quad.forward`` (or ``Quad.backward``,
-            ``Quad.jvp`` for the derivative's integral). ``"nan"``: NaN for that batch
-            element instead.
+            arguments, in the forward or the derivative's integral.
 
     Everything runs in float64 on the host; float32 inputs give float32 results.
     """
@@ -61,7 +59,6 @@ class Quad(jb.Adapter):
     epsabs: float = 1.49e-8
     epsrel: float = 1.49e-8
     limit: int = 50
-    on_failure: OnFailure = "raise"
 
     signature = "(p),(),()->()"
 
@@ -120,7 +117,7 @@ class Quad(jb.Adapter):
                     f"epsrel |value|) = {max(self.epsabs, self.epsrel * abs(value)):.3g}"
                 )
         except IntegrationFailure as error:
-            value = nan_results(self.on_failure, error, ())
+            value = self.nan_on_failure(error, ())
         return np.asarray(value, dtype)
 
     def backward(self, res, g):
@@ -129,7 +126,7 @@ class Quad(jb.Adapter):
         try:
             dtheta, da, db = self._derivatives(theta, a, b, value)
         except IntegrationFailure as error:
-            dtheta, da, db = nan_results(self.on_failure, error, theta.shape, (), ())
+            dtheta, da, db = self.nan_on_failure(error, theta.shape, (), ())
         return tuple(
             np.asarray(g * d, cotangent_type(x)) for d, x in zip((dtheta, da, db), (theta, a, b))
         )
@@ -141,7 +138,7 @@ class Quad(jb.Adapter):
         try:
             dtheta, da, db = self._derivatives(theta, a, b, value)
         except IntegrationFailure as error:
-            return nan_results(self.on_failure, error, (), dtype=value.dtype)
+            return self.nan_on_failure(error, (), dtype=value.dtype)
         total = 0.0
         for d, t in zip((dtheta, da, db), tangents):
             if t is not None:
