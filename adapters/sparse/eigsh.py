@@ -12,13 +12,13 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, SolveFailure, nan_results, require_finite
+from .._failure import MayFail, SolveFailure, require_finite
 from ._bordered import sparse_bordered_solver
 from ._eigen import EigenRules, arpack_failure, check_spectrum, ordered, start_vector
 from ._pattern import Pattern
 
 
-class Eigsh(EigenRules, jb.Adapter):
+class Eigsh(EigenRules, MayFail):
     """``k`` eigenvalues ``w`` and eigenvectors ``v`` of a sparse symmetric matrix, as
     ``scipy.sparse.linalg.eigsh``.
 
@@ -58,9 +58,8 @@ class Eigsh(EigenRules, jb.Adapter):
             shift-inverted spectrum (``"LM"``: nearest ``sigma``).
         sigma: shift for shift-invert mode (SciPy factorizes ``a - sigma I`` by SuperLU), or
             None.
-        on_failure: ``"raise"`` (the default): non-finite ``data``, ARPACK not converging or
-            repeated eigenvalues under a reverse-mode eigenvector derivative are errors.
-            ``"nan"``: NaN results instead.
+        on_failure: see ``MayFail``. Fails on non-finite ``data``, ARPACK not converging,
+            or repeated eigenvalues under a reverse-mode eigenvector derivative.
     """
 
     indices: tuple[int, ...]
@@ -69,7 +68,6 @@ class Eigsh(EigenRules, jb.Adapter):
     k: int = 6
     which: str = "LM"
     sigma: float | None = None
-    on_failure: OnFailure = "raise"
 
     signature = "(m)->(k),(n,k)"
     values_name = "eigenvalues"  # what errors call w
@@ -134,7 +132,7 @@ class Eigsh(EigenRules, jb.Adapter):
                     f"the shift-invert factorization failed ({error})"
                 ) from None
         except np.linalg.LinAlgError as error:
-            return nan_results(self.on_failure, error, (k,), (n, k), dtype=dtype)
+            return self.nan_on_failure(error, (k,), (n, k), dtype=dtype)
         w, v = ordered(w, v)
         return w.astype(dtype), v.astype(dtype)
 

@@ -19,14 +19,14 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 from jaxbridge.internal import parse_signature
 
-from .._failure import OnFailure, SolveFailure, nan_results, require_finite
+from .._failure import MayFail, SolveFailure, require_finite
 from ._eigen import EigenRules, arpack_failure, check_spectrum, ordered, start_vector
 
 TOLERANCE = 1e-12
 """MINRES's relative residual, for shift-invert and for the eigenvector derivatives."""
 
 
-class OperatorEigsh(EigenRules, jb.Adapter):
+class OperatorEigsh(EigenRules, MayFail):
     """``k`` eigenpairs ``(w, v)`` of a symmetric operator ``a(theta)`` known only by its
     product with vectors, as ``scipy.sparse.linalg.eigsh`` on a ``LinearOperator``.
 
@@ -49,8 +49,10 @@ class OperatorEigsh(EigenRules, jb.Adapter):
 
     Parameters:
         matvec: the operator, an adapter with signature ``"(n),(p)->(n)"``.
-        k, which, sigma, on_failure: as ``Eigsh``'s. With ``sigma``, ARPACK's
-            shift-invert solves ``(a - sigma I) x = b`` by MINRES.
+        k, which, sigma: as ``Eigsh``'s. With ``sigma``, ARPACK's shift-invert solves
+            ``(a - sigma I) x = b`` by MINRES.
+        on_failure: see ``MayFail``; fails where ``Eigsh`` does, and where MINRES does not
+            converge.
         n: the operator's size; by default ``matvec.n``.
     """
 
@@ -58,7 +60,6 @@ class OperatorEigsh(EigenRules, jb.Adapter):
     k: int = 6
     which: str = "LM"
     sigma: float | None = None
-    on_failure: OnFailure = "raise"
     n: int | None = None
 
     signature = "(p)->(k),(n,k)"
@@ -127,7 +128,7 @@ class OperatorEigsh(EigenRules, jb.Adapter):
             except scipy.sparse.linalg.ArpackError as error:
                 raise arpack_failure(error, "the operator", "'matvec' and 'theta'") from None
         except np.linalg.LinAlgError as error:
-            return nan_results(self.on_failure, error, (k,), (n, k), dtype=dtype)
+            return self.nan_on_failure(error, (k,), (n, k), dtype=dtype)
         w, v = ordered(w, v)
         return w.astype(dtype), v.astype(dtype)
 

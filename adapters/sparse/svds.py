@@ -15,7 +15,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import OnFailure, SolveFailure, nan_results, require_finite
+from .._failure import MayFail, SolveFailure, require_finite
 from ._eigen import arpack_failure, eigen_cotangent, eigen_tangents
 from ._pattern import Pattern
 from .eigsh import Eigsh
@@ -27,7 +27,7 @@ class _Augmented(Eigsh):
     values_name = "singular values"
 
 
-class Svds(jb.Adapter):
+class Svds(MayFail):
     """The ``k`` largest singular values ``s`` and their vectors ``u``, ``vt`` of a sparse
     ``m x n`` matrix, as ``scipy.sparse.linalg.svds``: ``a ≈ u diag(s) vt`` on them.
 
@@ -48,14 +48,13 @@ class Svds(jb.Adapter):
     Parameters:
         indices, indptr, shape: the CSR pattern, ``shape = (m, n)``.
         k: how many triplets, ``1 <= k < min(m, n)``.
-        on_failure: ``"raise"`` (the default) or ``"nan"``, as for ``Eigsh``.
+        on_failure: see ``MayFail``; fails where ``Eigsh`` does.
     """
 
     indices: tuple[int, ...]
     indptr: tuple[int, ...]
     shape: tuple[int, int]
     k: int = 6
-    on_failure: OnFailure = "raise"
 
     signature = "(e)->(m,k),(k),(k,n)"
 
@@ -129,7 +128,7 @@ class Svds(jb.Adapter):
             except scipy.sparse.linalg.ArpackError as error:
                 raise arpack_failure(error, "the matrix", "'data'", "singular values") from None
         except np.linalg.LinAlgError as error:
-            return nan_results(self.on_failure, error, (m, k), (k,), (k, n), dtype=dtype)
+            return self.nan_on_failure(error, (m, k), (k,), (k, n), dtype=dtype)
         assert u is not None and vt is not None  # return_singular_vectors=True
         order = np.argsort(s)[::-1]
         u, s, vt = u[:, order], s[order], vt[order]
