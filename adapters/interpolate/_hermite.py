@@ -26,7 +26,7 @@ import scipy.interpolate
 
 import jaxbridge as jb
 
-from .._failure import OnFailure
+from .._failure import MayFail
 from .._rules import asked, compiled, total
 from ._linear import TransposedPair
 from ._one_d import Interpolant1D, checked_data, in_order, inside
@@ -34,13 +34,12 @@ from ._sites import interval_terms, periodic_queries, site_cotangent, within
 from ._sizes import refused
 
 
-class Hermite(jb.Adapter):
+class Hermite(MayFail):
     """``CubicHermiteSpline(x, y, d)(xq, nu, extrapolate)``: the piecewise cubic with values
     ``y`` and slopes ``d`` at the sites ``x``; linear in ``y`` and ``d`` together."""
 
     nu: int = 0
     extrapolate: bool = True
-    on_failure: OnFailure = "raise"
     owner: str = "CubicHermiteSpline"  # the interpolant whose rule calls it, for its errors
 
     signature = "(n),(n),(n),(m)->(m)"

@@ -12,7 +12,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import InterpolationFailure, OnFailure, nan_results
+from .._failure import InterpolationFailure, MayFail
 from .._fixed import held_fixed
 from ._queries import per_point
 from ._sizes import refuse_sizes
@@ -48,7 +48,7 @@ def queries(raw: np.ndarray) -> np.ndarray:
     return whole + 0.5 + 0.3 * (u - whole - 0.5)
 
 
-class Interpolant1D(jb.Adapter):
+class Interpolant1D(MayFail):
     """The 1-D interpolants: ``out = Interpolant(...)(x, y, xq)``, SciPy's interpolant through
     the points ``(x, y)`` (or its ``nu``-th derivative) evaluated at the queries ``xq``.
 
@@ -65,7 +65,6 @@ class Interpolant1D(jb.Adapter):
     _: dataclasses.KW_ONLY
     nu: int = 0
     extrapolate: bool | None = None
-    on_failure: OnFailure = "raise"
 
     signature = "(n),(n),(m)->(m)"
     default_extrapolate = True  # SciPy's, for extrapolate=None
@@ -130,7 +129,7 @@ class Interpolant1D(jb.Adapter):
             except ValueError as error:  # what SciPy refuses beyond the checks above
                 problem = f"SciPy refused the data: {error}"
         error = InterpolationFailure.because(f"{type(self).__name__}: {problem}")
-        return nan_results(self.on_failure, error, xq.shape, dtype=dtype)
+        return self.nan_on_failure(error, xq.shape, dtype=dtype)
 
     def evaluate(self, x: np.ndarray, y: np.ndarray, xq: np.ndarray) -> np.ndarray:
         """The interpolant's ``nu``-th derivative at ``xq``, from valid float64 data."""

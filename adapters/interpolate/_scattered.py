@@ -4,7 +4,6 @@ of each query as a bridged call, and the domains their tests draw from."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -15,7 +14,7 @@ import scipy.spatial
 
 import jaxbridge as jb
 
-from .._failure import InterpolationFailure, OnFailure, nan_results
+from .._failure import InterpolationFailure, MayFail
 from ._queries import per_point
 from ._sizes import refuse_sizes, refused
 
@@ -55,15 +54,13 @@ def piece_queries(raw: np.ndarray) -> np.ndarray:
     return incentre + inradius / 3 / np.sqrt(2) * np.tanh(raw)
 
 
-class Scattered(jb.Adapter):
+class Scattered(MayFail):
     """A scattered-data interpolant through ``(points, values)`` at ``xi``: ``points``
     (p, n), ``values`` (p,), ``xi`` (m, n) → (m,); leading axes are batch axes. Subclasses
     say how SciPy builds it (``interpolant``)."""
 
     fill_value: float = math.nan
     rescale: bool = False
-    _: dataclasses.KW_ONLY
-    on_failure: OnFailure = "raise"
 
     signature = "(p,n),(p),(m,n)->(m)"
     linear_in = ("values",)
@@ -103,7 +100,7 @@ class Scattered(jb.Adapter):
             except (ValueError, scipy.spatial.QhullError) as error:
                 problem = refused_by_scipy(error)
         error = InterpolationFailure.because(f"{type(self).__name__}: {problem}")
-        return nan_results(self.on_failure, error, xi.shape[:-1], dtype=dtype)
+        return self.nan_on_failure(error, xi.shape[:-1], dtype=dtype)
 
     def sizes(self, points: tuple[int, ...], xi: tuple[int, ...]) -> str | None:
         """What is wrong with the shapes of ``points`` and ``xi``, naming the argument, or

@@ -4,14 +4,12 @@ of each query's triangle) around bridged calls for the triangle's map and coeffi
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 import scipy.interpolate
 
-from .._fixed import held_fixed
+from .._fixed import HoldsFixed
+from .._rules import compiled
 from ._clough_tocher_element import BarycentricMap, ControlCoefficients, barycentric, bezier
 from ._scattered import Scattered, broadcast_batch, piece_queries, scattered_sites
 
@@ -21,7 +19,7 @@ NO_POINTS_DERIVATIVE = (
 )
 
 
-class CloughTocher2DInterpolator(Scattered):
+class CloughTocher2DInterpolator(HoldsFixed, Scattered):
     """SciPy's C¹ piecewise cubic interpolant on the Delaunay triangulation of ``points`` in
     the plane: ``CloughTocher2DInterpolator(fill_value, rescale, tol, maxiter)(points,
     values, xi)`` is ``scipy.interpolate.CloughTocher2DInterpolator(points, values,
@@ -49,6 +47,7 @@ class CloughTocher2DInterpolator(Scattered):
     maxiter: int = 400
 
     domains = {"points": scattered_sites, "xi": piece_queries}
+    held = {"points": NO_POINTS_DERIVATIVE}
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -56,10 +55,6 @@ class CloughTocher2DInterpolator(Scattered):
             raise ValueError("CloughTocher2DInterpolator: parameter 'tol' must be a number > 0.")
         if isinstance(self.maxiter, bool) or not isinstance(self.maxiter, int) or self.maxiter < 1:
             raise ValueError("CloughTocher2DInterpolator: parameter 'maxiter' must be an int >= 1.")
-
-    def __call__(self, points: Any, values: Any, xi: Any) -> Any:
-        points = held_fixed("CloughTocher2DInterpolator", "points", NO_POINTS_DERIVATIVE, points)
-        return super().__call__(points, values, xi)
 
     def interpolant(self, points, values):
         return scipy.interpolate.CloughTocher2DInterpolator(
@@ -76,18 +71,26 @@ class CloughTocher2DInterpolator(Scattered):
             return f"argument 'points' must be (p, 2); got {points[-1]} coordinates"
         return super().sizes(points, xi)
 
+    @compiled
     def pushforward(self, res, tangents):
         points, values, xi = res[:3]
         names = tuple(n for n, t in zip(_MOVABLE, tangents[1:]) if t is not None)
+        if not names:
+            return None
+        f, primals = _moving(self, names, points, values, xi)
         moving = [t for t in tangents[1:] if t is not None]
-        return _tangent(self, names, points, values, xi, *moving) if names else None
+        # a tangent may carry batch axes its primal lacks
+        arrays = broadcast_batch(primals + moving, [_CORE_RANK[n] for n in names] * 2)
+        return jax.jvp(f, tuple(arrays[: len(names)]), tuple(arrays[len(names) :]))[1]
 
+    @compiled
     def pullback(self, res, g, *, wanted=None):
         points, values, xi = res[:3]
         names = tuple(n for n in _MOVABLE if wanted is None or n in wanted)
         if not names:
             return None, None, None
-        cotangents = dict(zip(names, _cotangent(self, names, points, values, xi, g)))
+        f, primals = _moving(self, names, points, values, xi)
+        cotangents = dict(zip(names, jax.vjp(f, *primals)[1](g)))
         return None, cotangents.get("values"), cotangents.get("xi")
 
 
@@ -114,17 +117,3 @@ def _moving(adapter, names, points, values, xi):
         return _interpolant(adapter, points, **{**fixed, **dict(zip(names, moving))})
 
     return interpolant, [fixed[n] for n in names]
-
-
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def _tangent(adapter, names, points, values, xi, *tangents):
-    f, primals = _moving(adapter, names, points, values, xi)
-    # a tangent may carry batch axes its primal lacks
-    arrays = broadcast_batch(primals + list(tangents), [_CORE_RANK[n] for n in names] * 2)
-    return jax.jvp(f, tuple(arrays[: len(names)]), tuple(arrays[len(names) :]))[1]
-
-
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def _cotangent(adapter, names, points, values, xi, g):
-    f, primals = _moving(adapter, names, points, values, xi)
-    return jax.vjp(f, *primals)[1](g)

@@ -29,9 +29,8 @@ class LinearNDInterpolator(Scattered):
     coordinates solved in JAX. So: in ``xi``, the piecewise-constant gradient (on a shared
     face, that of the simplex SciPy finds); in ``values``, linear (``jax.linear_transpose``
     too); in ``points``, through the barycentric coordinates; every order, 0 outside the
-    hull. ``on_failure`` (keyword-only): "raise" (default): too few or degenerate points
-    (all on a hyperplane), non-finite points or values are a ``ValueError`` naming the
-    argument; "nan": that batch element's result is NaN.
+    hull. Fails (see ``MayFail``) on too few or degenerate points (all on a hyperplane),
+    non-finite points or values, with a ``ValueError`` naming the argument.
     """
 
     def interpolant(self, points, values):

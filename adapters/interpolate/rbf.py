@@ -17,7 +17,7 @@ from scipy.interpolate import _rbfinterp_np  # SciPy's own system builder, for t
 
 import jaxbridge as jb
 
-from .._failure import InterpolationFailure, OnFailure, nan_results
+from .._failure import InterpolationFailure, MayFail
 from .._parameters import check_choice
 from .._rules import compiled
 from ._queries import per_point
@@ -68,7 +68,7 @@ def _square_distance(a: jax.Array, b: jax.Array) -> jax.Array:
     return jnp.sum((a[:, None, :] - b[None, :, :]) ** 2, axis=-1)
 
 
-class RBFInterpolator(jb.Adapter):
+class RBFInterpolator(MayFail):
     """SciPy's radial basis function interpolant through the sites ``y`` with values ``d``,
     evaluated at ``x``: ``RBFInterpolator(kernel, epsilon, smoothing, degree)(y, d, x)`` is
     ``scipy.interpolate.RBFInterpolator(y, d, kernel=kernel, epsilon=epsilon,
@@ -91,16 +91,15 @@ class RBFInterpolator(jb.Adapter):
     Parameters are SciPy's (``neighbors`` excepted): ``kernel`` one of ``KERNELS``;
     ``epsilon`` (None: 1 for the scale-invariant kernels, required for the others);
     ``smoothing`` a float >= 0; ``degree`` (None: SciPy's least for the kernel);
-    ``on_failure`` (keyword-only): "raise" (default): non-finite sites or values, too few
-    sites for the polynomial, a singular system (repeated sites) are a ``ValueError`` naming
-    the argument; "nan": that batch element's result is NaN.
+    ``on_failure`` as for every ``MayFail``: fails on non-finite sites or values, too few
+    sites for the polynomial, a singular system (repeated sites), with a ``ValueError``
+    naming the argument.
     """
 
     kernel: str = "thin_plate_spline"
     epsilon: float | None = None
     smoothing: float = 0.0
     degree: int | None = None
-    on_failure: OnFailure = "raise"
 
     signature = "(p,n),(p),(m,n)->(m)"
     linear_in = ("d",)
@@ -165,7 +164,7 @@ class RBFInterpolator(jb.Adapter):
             except (ValueError, np.linalg.LinAlgError) as error:
                 problem = f"SciPy refused the data (argument 'y': repeated sites?): {error}"
         error = InterpolationFailure.because(f"RBFInterpolator: {problem}")
-        return nan_results(self.on_failure, error, x.shape[:-1], dtype=dtype)
+        return self.nan_on_failure(error, x.shape[:-1], dtype=dtype)
 
     def sizes(self, y: tuple[int, ...]) -> str | None:
         """What is wrong with the shape of the sites ``y``, naming it, or None: the part of

@@ -16,7 +16,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import InterpolationFailure, OnFailure, nan_results
+from .._failure import InterpolationFailure, MayFail
 from .._fixed import held_fixed
 from .._parameters import check_choice
 from .._rules import total
@@ -33,7 +33,7 @@ _BSPLINE = ("slinear", "cubic", "quintic")  # SciPy's tensor-product B-splines (
 NO_GRID_DERIVATIVE = "moving a grid line changes every cell along it; the grid is held fixed"
 
 
-class RegularGridInterpolator(jb.Adapter):
+class RegularGridInterpolator(MayFail):
     """SciPy's interpolant on the rectilinear grid ``points`` through ``values``, at ``xi``:
     ``RegularGridInterpolator(method, bounds_error, fill_value)(points, values, xi)`` is
     ``scipy.interpolate.RegularGridInterpolator(points, values, method, bounds_error,
@@ -76,9 +76,9 @@ class RegularGridInterpolator(jb.Adapter):
         nu: keyword-only, the derivative order along each axis (None: the values); the
             B-spline methods and "linear"/"nearest" only.
         shape: keyword-only, the grid's axis lengths (set by the call with a tuple).
-        on_failure: "raise" (default): axes that are not strictly increasing or too short
-            for the method, non-finite grid or values, queries out of bounds are a
-            ``ValueError`` naming the argument; "nan": that batch element's result is NaN.
+        on_failure: see ``MayFail``. Fails on axes that are not strictly increasing or
+            too short for the method, a non-finite grid or values, queries out of bounds,
+            with a ``ValueError`` naming the argument.
     """
 
     method: str = "linear"
@@ -87,7 +87,6 @@ class RegularGridInterpolator(jb.Adapter):
     _: dataclasses.KW_ONLY
     nu: tuple[int, ...] | None = None
     shape: tuple[int, ...] = ()
-    on_failure: OnFailure = "raise"
 
     signature = "(g),(s),(m,d)->(m)"
     linear_in = ("values",)
@@ -166,7 +165,7 @@ class RegularGridInterpolator(jb.Adapter):
             except ValueError as error:  # what SciPy refuses beyond the checks above
                 problem = f"SciPy refused the data: {error}"
         error = InterpolationFailure.because(f"RegularGridInterpolator: {problem}")
-        return nan_results(self.on_failure, error, xi.shape[:-1], dtype=dtype)
+        return self.nan_on_failure(error, xi.shape[:-1], dtype=dtype)
 
     def grid(self, points, values) -> tuple[list[np.ndarray], np.ndarray]:
         """The axes and the values on the grid, in float64, from their flat forms."""

@@ -47,9 +47,9 @@ class InterpSpline(LinearSpline):
             ``on_failure``).
         extrapolate: None or True: the end polynomials continue outside ``[x[0], x[-1]]``
             (periodically for "periodic"); False: NaN there.
-        on_failure: "raise" (default): too few points, non-finite data or sites not
-            strictly increasing (or data SciPy refuses) is a ``ValueError`` naming the
-            argument; "nan": that batch element's result is NaN instead.
+        on_failure: see ``MayFail``. Fails (an ``InterpolationFailure``, a ``ValueError``
+            naming the argument) on too few points, non-finite data or sites not strictly
+            increasing, or data SciPy refuses.
     """
 
     k: int = 3
