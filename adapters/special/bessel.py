@@ -10,11 +10,11 @@ import scipy.special
 
 import jaxbridge as jb
 
-from .._fixed import held_fixed
+from .._fixed import HoldsFixed
 from ._common import exact_floats
 
 
-class _OrderHeldFixed(jb.Adapter):
+class _OrderHeldFixed(HoldsFixed):
     """A SciPy ufunc ``f(v, x)`` of a real order ``v``, elementwise, whose ``x``-derivative
     is a combination of the same function at orders ``v - 1`` and ``v + 1`` (``slope``).
 
@@ -29,12 +29,12 @@ class _OrderHeldFixed(jb.Adapter):
     # keep x > 0, where every one of these functions is real and smooth.
     domains = {"v": "integer", "x": "positive"}
 
-    function = scipy.special.jv  # the SciPy ufunc; each subclass sets its own
-    name = "jv"
+    held = {"v": "its derivative in the order has no closed form, and SciPy computes none"}
 
-    def __call__(self, v, x):
-        why = "its derivative in the order has no closed form, and SciPy computes none"
-        return super().__call__(held_fixed(self.name, "v", why, v), x)
+    function = scipy.special.jv  # the SciPy ufunc; each subclass sets its own
+
+    def name(self) -> str:
+        return self.function.__name__  # SciPy's: "jv" for Jv
 
     def output_specs(self, v, x):
         return jax.ShapeDtypeStruct(jnp.broadcast_shapes(v.shape, x.shape), jb.result_dtype(v, x))
@@ -69,7 +69,6 @@ class Jv(_OrderHeldFixed):
     """
 
     function = scipy.special.jv
-    name = "jv"
 
     def slope(self, v, x, y):
         return (self(v - 1, x) - self(v + 1, x)) / 2
@@ -85,7 +84,6 @@ class Yv(_OrderHeldFixed):
     """
 
     function = scipy.special.yv
-    name = "yv"
 
     def slope(self, v, x, y):
         return (self(v - 1, x) - self(v + 1, x)) / 2
@@ -102,7 +100,6 @@ class Iv(_OrderHeldFixed):
     """
 
     function = scipy.special.iv
-    name = "iv"
 
     def slope(self, v, x, y):
         return (self(v - 1, x) + self(v + 1, x)) / 2
@@ -119,7 +116,6 @@ class Ive(_OrderHeldFixed):
     """
 
     function = scipy.special.ive
-    name = "ive"
 
     def slope(self, v, x, y):
         return (self(v - 1, x) + self(v + 1, x)) / 2 - jnp.sign(x) * y
