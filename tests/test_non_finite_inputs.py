@@ -1,6 +1,7 @@
 """One policy for NaN and inf inputs, on every adapter that is not elementwise: where the
 routine cannot give a meaningful result, an error whose message names the adapter (the
-bridge starts it with ``<Adapter>.forward``) and the argument, or, with
+bridge starts it with ``<Adapter>.forward``, or ``<Adapter>.check`` where the adapter refuses
+in ``check``) and the argument, or, with
 ``on_failure="nan"`` where the adapter has it, NaN for that batch element alone (its
 neighbour in the batch keeps its own answer).
 
@@ -183,7 +184,7 @@ def test_non_finite_input_is_an_error_naming_the_adapter_and_the_argument(name, 
     with jax.enable_x64(True), pytest.raises(Exception) as caught:
         adapter(*args)
     message = str(caught.value)
-    assert re.search(rf"{owner}\.forward", message), message
+    assert re.search(rf"^{owner}\.(forward|check) raised", message), message
     assert f"'{argument}'" in message, message
 
 
