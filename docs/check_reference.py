@@ -54,7 +54,11 @@ def main(site: Path) -> int:
         wanted[f"jaxbridge.testing.{name}"] = (f"jaxbridge.testing.{name}",)
     for name in adapter_members():
         wanted[f"jaxbridge.Adapter.{name}"] = (f"jaxbridge.Adapter.{name}",)
-    families = sorted(p.parent.name for p in (ROOT / "adapters").glob("*/__init__.py"))
+    families = sorted(
+        p.parent.name
+        for p in (ROOT / "adapters").glob("*/__init__.py")
+        if not p.parent.name.startswith("_")  # (the shared layer, adapters/_*, is no family)
+    )
     for family in families:
         for name in exported(ROOT / "adapters" / family / "__init__.py"):
             full = f"jaxbridge.adapters.{family}.{name}"
