@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._arrays import check_arrays
 from ._bridge import call
 from ._domain import Domain
 from ._dtypes import result_dtype
@@ -82,6 +83,16 @@ class Adapter:
     it: share ``i`` of a batch always goes to worker ``i``, so a backward over the same
     batch finds it. ``threads`` and ``processes`` are exclusive."""
 
+    arrays: ClassVar[str] = "numpy"
+    """Which arrays the host methods (``forward``, ``backward``, ``jvp``, ``check``) take:
+    ``"numpy"``, on the host; ``"torch"`` or ``"cupy"``, XLA's own buffers wherever they
+    live, as PyTorch tensors or CuPy arrays with no copy (``docs/gpu.md``). A device
+    adapter's work must be enqueued on the current stream, which the bridge sets to XLA's;
+    it must not write into its inputs (``jaxbridge.guard_inputs`` catches it), and
+    returns its results as arrays of the same library (``out`` views its result buffers).
+    ``"cupy"`` needs a CUDA backend; ``"torch"`` runs on the CPU backend too. Such an
+    adapter runs on one thread: ``threads`` and ``processes`` stay 1."""
+
     blas_threads: ClassVar[int | None] = None
     """At most how many threads OpenBLAS may use while this adapter's host methods run;
     ``None`` leaves the process's setting. Set 1 where the host work is a loop of small
@@ -150,6 +161,7 @@ class Adapter:
             "threads",
             "processes",
             "blas_threads",
+            "arrays",
             "domains",
             "linear_in",
             "residuals_from",
@@ -175,6 +187,7 @@ class Adapter:
                 f"{cls.__name__}: `threads` and `processes` both share the loop over a batch; "
                 "set one of them."
             )
+        check_arrays(cls)
         dataclasses.dataclass(frozen=True)(cls)
         init = cls.__init__
 

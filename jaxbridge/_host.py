@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ._arrays import Handoff, handoff_of
 from ._host_errors import remember
 from ._refusals import Refusal, RefusedType, RefusedValue
 
@@ -70,13 +71,11 @@ def conform(
     if type(value) is np.ndarray and value.shape == shape and value.dtype is dtype:
         return value  # the common case, kept cheap: this runs on every call
     what = f"result {index} of {method}"
+    handoff = handoff_of(value)
+    if handoff is not None:  # an adapter's result on its own library's arrays
+        return _conform_in(handoff, owner, what, value, shape, core_rank, dtype, per_element)
     array = np.asarray(value)
-    if kind(array.dtype) != kind(dtype):
-        raise TypeError(
-            f"{owner}: {what} has dtype {array.dtype}, but {dtype} was declared; the bridge "
-            f"casts only within a kind (float64 to float32, say), not {kind(array.dtype)!r} "
-            f"to {kind(dtype)!r}."
-        )
+    _same_kind(owner, what, array.dtype, dtype)
     core = shape[len(shape) - core_rank :]
     fits = array.shape[array.ndim - core_rank :] == core and array.ndim >= core_rank
     if fits and array.shape != shape and per_element:
@@ -95,6 +94,45 @@ def conform(
     if not fits:
         raise ValueError(f"{owner}: {what} has shape {array.shape}, expected {shape}.")
     return array.astype(dtype, copy=False)
+
+
+def _same_kind(owner: str, what: str, got: np.dtype, dtype: np.dtype) -> None:
+    if kind(got) != kind(dtype):
+        raise TypeError(
+            f"{owner}: {what} has dtype {got}, but {dtype} was declared; the bridge "
+            f"casts only within a kind (float64 to float32, say), not {kind(got)!r} "
+            f"to {kind(dtype)!r}."
+        )
+
+
+def _conform_in(
+    handoff: Handoff,
+    owner: str,
+    what: str,
+    value: object,
+    shape: tuple[int, ...],
+    core_rank: int,
+    dtype: np.dtype,
+    per_element: bool,
+) -> object:
+    """``conform`` for an array of another library (``arrays``): the same rules, in it."""
+    got = handoff.dtype(value)
+    _same_kind(owner, what, got, dtype)
+    have = tuple(value.shape)  # type: ignore[attr-defined]
+    core = shape[len(shape) - core_rank :]
+    if have[len(have) - core_rank :] != core or len(have) < core_rank or len(have) > len(shape):
+        raise ValueError(f"{owner}: {what} has shape {have}, expected {shape}.")
+    if have != shape:
+        if per_element:
+            raise RefusedValue(
+                f"{owner}: {what} has shape {have}, but the call's batch needs {shape}: "
+                f"with `vectorized = True`, forward must return one result per batch element."
+            )
+        try:
+            value = handoff.broadcast(value, shape)
+        except (ValueError, RuntimeError):
+            raise ValueError(f"{owner}: {what} has shape {have}, expected {shape}.") from None
+    return value if got == dtype else handoff.cast(value, dtype)
 
 
 def cotangent(
@@ -116,10 +154,12 @@ def cotangent(
     """
     if value is None:
         return np.zeros(shape, dtype)
-    array = np.asarray(value)
-    if kind(array.dtype) != "f":
+    handoff = handoff_of(value)
+    array = np.asarray(value) if handoff is None else value
+    got = np.dtype(array.dtype) if handoff is None else handoff.dtype(array)  # type: ignore[union-attr]
+    if kind(got) != "f":
         raise RefusedType(
-            f"{owner}.backward: the cotangent of '{name}' has dtype {array.dtype}, expected a "
+            f"{owner}.backward: the cotangent of '{name}' has dtype {got}, expected a "
             f"floating one ({dtype})."
         )
     lead = len(g_batch)
@@ -130,14 +170,14 @@ def cotangent(
         or any(p not in (1, full) for p, full in zip(padded, shape))
     ):
         raise RefusedValue(
-            f"{owner}.backward: the cotangent of '{name}' has shape {array.shape}, expected "
-            f"{shape}."
+            f"{owner}.backward: the cotangent of '{name}' has shape {tuple(array.shape)}, "
+            f"expected {shape}."
         )
     summed = [k for k in range(lead) if padded[k] == 1 < g_batch[k]]
     if summed and array.any():
         raise RefusedValue(
-            f"{owner}.backward: the cotangent of '{name}' has shape {array.shape}, expected "
-            f"{shape}: size 1 on batch axis {summed[0]}, where the output's cotangent has "
+            f"{owner}.backward: the cotangent of '{name}' has shape {tuple(array.shape)}, "
+            f"expected {shape}: size 1 on batch axis {summed[0]}, where the output's cotangent has "
             f"{g_batch[summed[0]]}, as if summed over the batch. Return one per batch "
             f"element; the bridge sums them where '{name}' was broadcast."
         )

@@ -24,10 +24,11 @@ JAX internals used (``jax.extend`` has no compatibility promise): ``jax.extend.c
 ``jax.interpreters.ad`` (``Zero``, ``UndefinedPrimal``, ``primitive_jvps``,
 ``primitive_transposes``); ``jax.interpreters.batching.primitive_batchers``;
 ``jax.interpreters.mlir`` (``lower_fun``, ``register_lowering``); avals' ``mat.varying``,
-``update`` and ``to_tangent_aval``. For the CPU host callback (``host_buffers``):
+``update`` and ``to_tangent_aval``. For the buffer callback (``host_buffers``):
 ``jax._src.ffi.ffi_lowering``, the lowering context's ``module_context.add_host_callback``
-and ``host_callbacks``, and XLA's custom-call target ``xla_buffer_python_cpu_callback``:
-what ``jax.experimental.buffer_callback`` lowers to. For tracebacks (``api_boundary``):
+and ``host_callbacks``, and XLA's custom-call targets ``xla_buffer_python_cpu_callback`` and
+``xla_buffer_python_gpu_callback``: what ``jax.experimental.buffer_callback`` lowers to.
+For tracebacks (``api_boundary``):
 ``jax._src.traceback_util``'s ``api_boundary`` and ``register_exclusion``. For the lifetime of
 adapters (``held_weakly``): the set ``weakref_cache_key_types``, in ``jax._src.util`` or
 ``jax._src.multi_weakref_lru_cache`` (looked for in both; without it, as before).
@@ -212,27 +213,34 @@ def host_buffers(
     on_host: Callable[..., object],
     specs: Sequence[jax.ShapeDtypeStruct],
     args: Sequence[jax.Array],
+    anywhere: bool = False,
 ) -> list[jax.Array]:
     """Results of ``specs`` that ``on_host(context, *inputs, *outputs)`` writes into XLA's
-    own CPU buffers (DLPack-capable), in one host call.
+    own buffers (DLPack-capable), in one call: CPU buffers, or with ``anywhere`` the
+    buffers of the backend it runs on (a GPU's, where ``context.stream`` is XLA's stream).
 
     This is ``jax.experimental.buffer_callback`` without its Python wrapper, which unflattens
     two pytrees on every call: XLA calls ``on_host`` itself, through the same custom call.
     """
-    return _HOST.bind(*args, on_host=on_host, specs=tuple(specs))
+    return _HOST.bind(*args, on_host=on_host, specs=tuple(specs), anywhere=anywhere)
 
 
-def _host_abstract_eval(*_avals: Any, on_host: Any, specs: Any) -> list[ShapedArray]:
+def _host_abstract_eval(*_avals: Any, on_host: Any, specs: Any, anywhere: bool) -> list[ShapedArray]:
     return [ShapedArray(s.shape, s.dtype) for s in specs]
 
 
-def _host_lowering(ctx: Any, *args: Any, on_host: Any, specs: Any) -> Any:
-    ctx.module_context.add_host_callback(on_host)
-    index = np.uint64(len(ctx.module_context.host_callbacks) - 1)
-    return ffi.ffi_lowering("xla_buffer_python_cpu_callback")(ctx, *args, index=index)
+def _buffers_lowering(target: str) -> Callable[..., Any]:
+    def lowering(ctx: Any, *args: Any, on_host: Any, specs: Any, anywhere: bool) -> Any:
+        if target != _CPU_TARGET and not anywhere:
+            _host_elsewhere(ctx)
+        ctx.module_context.add_host_callback(on_host)
+        index = np.uint64(len(ctx.module_context.host_callbacks) - 1)
+        return ffi.ffi_lowering(target)(ctx, *args, index=index)
+
+    return lowering
 
 
-def _host_elsewhere(ctx: Any, *args: Any, on_host: Any, specs: Any) -> Any:
+def _host_elsewhere(ctx: Any, *_args: Any, **_params: Any) -> Any:
     raise NotImplementedError(
         "jaxbridge's buffer_callback transport runs on the CPU only; on "
         f"{', '.join(ctx.module_context.platforms)} use jaxbridge.set_transport('pure_callback') "
@@ -240,11 +248,16 @@ def _host_elsewhere(ctx: Any, *args: Any, on_host: Any, specs: Any) -> Any:
     )
 
 
+_CPU_TARGET = "xla_buffer_python_cpu_callback"
 _HOST = Primitive("jaxbridge_host")
 _HOST.multiple_results = True
 _HOST.def_abstract_eval(_host_abstract_eval)
 mlir.register_lowering(_HOST, _host_elsewhere)
-mlir.register_lowering(_HOST, _host_lowering, platform="cpu")
+mlir.register_lowering(_HOST, _buffers_lowering(_CPU_TARGET), platform="cpu")
+for _platform in ("cuda", "rocm"):  # (one target for both)
+    mlir.register_lowering(
+        _HOST, _buffers_lowering("xla_buffer_python_gpu_callback"), platform=_platform
+    )
 
 
 # An error's traceback starts where the user called: JAX's filter (JAX_TRACEBACK_FILTERING)

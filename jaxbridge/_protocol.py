@@ -20,6 +20,7 @@ class AdapterLike(Protocol):
     threads: ClassVar[int]
     processes: ClassVar[int]
     blas_threads: ClassVar[int | None]
+    arrays: ClassVar[str]
     linear_in: ClassVar[tuple[str, ...]]
     residuals_from: ClassVar[tuple[str, ...] | None]
 

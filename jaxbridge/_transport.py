@@ -1,4 +1,6 @@
-"""The one seam between jaxbridge and JAX's host-callback machinery.
+"""The one seam between jaxbridge and JAX's callback machinery: every bridged call goes
+through ``host_call``, which hands the call's arrays to its host function by one transport
+and one array hand-off (``_arrays``).
 
 Calls on concrete arrays run the host function directly: fastest, and the host's own
 exception reaches the caller unchanged in type. Traced calls (under ``jit``, ``vmap``,
@@ -14,6 +16,10 @@ exception reaches the caller unchanged in type. Traced calls (under ``jit``, ``v
 Choose with ``jaxbridge.set_transport`` or the environment variable ``JAXBRIDGE_TRANSPORT``;
 the choice is read when a call is traced, so jitted functions keep the transport they were
 traced with.
+
+An adapter on another library's arrays (``arrays = "torch"`` or ``"cupy"``) takes neither
+choice: its calls get XLA's own buffers, on the CPU or the GPU, and run on XLA's stream
+(``_through_handoff``); its eager calls hand over JAX's arrays through DLPack.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
+from ._arrays import HANDOFFS, NUMPY, Handoff
 from ._batches import write_back
 from ._host import HostFunction
 from ._primitives import host_buffers
@@ -62,28 +69,34 @@ def host_call(
     function: HostFunction,
     result_specs: Sequence[jax.ShapeDtypeStruct],
     args: Sequence[jax.Array],
+    arrays: str = "numpy",
 ) -> tuple[jax.Array, ...]:
-    """Call ``function`` on NumPy views of ``args`` (and, with buffer_callback, of the result
-    buffers); return arrays of ``result_specs``.
+    """Call ``function`` on views of ``args`` as arrays of the library ``arrays`` (and,
+    where the transport has them, of the result buffers); return arrays of
+    ``result_specs``.
 
     The host sees every batch axis at the front of every argument (size 1 where an argument
     is broadcast) and makes one call for the whole batch.
     """
-    if not any(isinstance(a, Tracer) for a in args):
+    traced = any(isinstance(a, Tracer) for a in args)
+    if arrays != "numpy":
+        handoff = HANDOFFS[arrays]
+        if traced:
+            return _through_handoff(function, result_specs, args, handoff)
+        return _eager_handoff(function, result_specs, args, handoff)
+    if not traced:
         return tuple(jnp.asarray(r) for r in function([np.asarray(a) for a in args], None))
     if transport() == "buffer_callback" and _dlpack_carries((*args, *result_specs)):
         return _through_buffers(function, result_specs, args)
     return _through_pure_callback(function, result_specs, args)
 
 
-def gives_buffers(args: Sequence[jax.Array]) -> bool:
+def gives_buffers(args: Sequence[jax.Array], arrays: str = "numpy") -> bool:
     """Whether a host call on ``args`` gets XLA's result buffers to write into: a traced
-    call through buffer_callback."""
-    return (
-        any(isinstance(a, Tracer) for a in args)
-        and transport() == "buffer_callback"
-        and _dlpack_carries(args)
-    )
+    call through buffer_callback, which every library but NumPy takes."""
+    if not any(isinstance(a, Tracer) for a in args):
+        return arrays != "numpy"
+    return arrays != "numpy" or (transport() == "buffer_callback" and _dlpack_carries(args))
 
 
 def _dlpack_carries(arrays: Sequence[Any]) -> bool:
@@ -116,14 +129,12 @@ def _through_buffers(
 ) -> tuple[jax.Array, ...]:
     inputs = len(args)
 
-    # XLA's own buffers, inputs then outputs. The inputs are read through DLPack, which
-    # makes them read-only (host code writing to one would corrupt a JAX array); the outputs
-    # through ``__array__``, a writeable view and the cheapest way in. A result computed in
-    # its output buffer is not copied.
+    # XLA's own buffers, inputs then outputs, as NumPy's hand-off makes them: the inputs
+    # read-only, the outputs writeable. A result computed in its output buffer is not copied.
     def on_host(_context: object, *buffers: Any) -> tuple[()]:
-        outs = [b.__array__() for b in buffers[inputs:]]
+        outs = NUMPY.outputs(buffers[inputs:])
         try:
-            results = function([np.from_dlpack(b) for b in buffers[:inputs]], outs)
+            results = function(NUMPY.inputs(buffers[:inputs]), outs)
         except Exception as error:
             _report(error)
             raise
@@ -143,6 +154,45 @@ def _through_buffers(
         return ()
 
     return tuple(host_buffers(on_host_one if len(specs) == 1 else on_host, specs, args))
+
+
+def _through_handoff(
+    function: HostFunction,
+    specs: Sequence[jax.ShapeDtypeStruct],
+    args: Sequence[jax.Array],
+    handoff: Handoff,
+) -> tuple[jax.Array, ...]:
+    inputs = len(args)
+
+    def on_device(context: Any, *buffers: Any) -> tuple[()]:
+        try:
+            with handoff.on(context, buffers):
+                outs = handoff.outputs(buffers[inputs:])
+                results = function(handoff.inputs(buffers[:inputs]), outs)
+                for out, result in zip(outs, results):
+                    handoff.write(out, result)
+        except Exception as error:
+            _report(error)
+            raise
+        return ()
+
+    return tuple(host_buffers(on_device, specs, args, anywhere=True))
+
+
+def _eager_handoff(
+    function: HostFunction,
+    specs: Sequence[jax.ShapeDtypeStruct],
+    args: Sequence[jax.Array],
+    handoff: Handoff,
+) -> tuple[jax.Array, ...]:
+    """An eager call: JAX's arrays handed over through DLPack (no copy), results written
+    into new arrays of the library on the arguments' device, handed back the same way."""
+    values = [handoff.from_jax(jnp.asarray(a)) for a in args]
+    like = values[0] if values else None
+    outs = [handoff.empty(tuple(s.shape), np.dtype(s.dtype), like) for s in specs]
+    for out, result in zip(outs, function(values, outs)):
+        handoff.write(out, result)
+    return tuple(handoff.to_jax(out) for out in outs)
 
 
 def x64_mode() -> bool:

@@ -85,7 +85,7 @@ class Backward:
 
         results = self._results(plan)
         on_host = host_function(adapter, "backward", compute, ranks, results, specs, repair=repair)
-        return host_call(on_host, specs, args)
+        return host_call(on_host, specs, args, type(adapter).arrays)
 
     def jvp(self, primals, tangents):
         plan = self._plan(primals)

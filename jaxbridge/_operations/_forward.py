@@ -47,7 +47,7 @@ class Forward:
         # An adapter that writes its results in place gets XLA's buffers for its residuals
         # too, even where the call keeps none: XLA's scratch memory is reused from call to
         # call, NumPy's large arrays are fresh pages each time.
-        every = self.residuals or (writes and bool(plan.residuals) and gives_buffers(args))
+        every = self.residuals or (writes and bool(plan.residuals) and gives_buffers(args, type(adapter).arrays))
         declared = (*plan.outputs, *(plan.residuals if every else ()))
         specs = plan.results(every)
 
@@ -61,7 +61,7 @@ class Forward:
         # residuals take the batch of the arguments they are computed from alone
         sources = [None] * n_out + [plan.sources] * (len(declared) - n_out)
         on_host = host_function(adapter, "forward", compute, plan.ranks, declared, specs, sources)
-        results = host_call(on_host, specs, args)
+        results = host_call(on_host, specs, args, type(adapter).arrays)
         return results if every == self.residuals else results[:n_out]
 
     def jvp(self, primals, tangents):

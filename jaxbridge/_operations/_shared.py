@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._arrays import HANDOFFS, Guarded
 from .._batches import run_batched, whole
 from .._blas import HeldBlas
 from .._host import Compute, HostFunction, Repair, host_error
@@ -47,6 +48,8 @@ def host_function(
     ``sources`` gives, per result, the arguments whose batch it has (``None``: all), and
     ``repair`` mends results that fail the fast check before they are checked."""
     cls = type(adapter)
+    if cls.arrays != "numpy":
+        compute = Guarded(compute, cls.__name__, method, HANDOFFS[cls.arrays])
     held = cls.blas_threads
     if held is not None and cls.processes > 1:
         compute = HeldBlas(compute, held)  # in the worker processes, around each element
