@@ -8,4 +8,12 @@ from ._host_errors import host_errors as host_errors
 from ._transport import set_transport as set_transport
 from ._transport import transport as transport
 
-__all__ = ["Adapter", "Domain", "guard_inputs", "host_errors", "result_dtype", "set_transport", "transport"]
+__all__ = [
+    "Adapter",
+    "Domain",
+    "guard_inputs",
+    "host_errors",
+    "result_dtype",
+    "set_transport",
+    "transport",
+]

@@ -24,6 +24,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from ._refusals import RefusedValue
+
 ARRAYS = ("numpy", "torch", "cupy")
 
 
@@ -73,6 +75,13 @@ class Handoff:
         """A new array on ``like``'s device: an eager call's result."""
         raise NotImplementedError
 
+    def from_numpy(self, array: np.ndarray) -> Any:
+        """A copy of a NumPy array as this library's (on its default device)."""
+        return self.library().asarray(array)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return self.library().asnumpy(array)
+
     def dtype(self, array: Any) -> np.dtype:
         """The NumPy dtype of one of this library's arrays."""
         return np.dtype(array.dtype)
@@ -113,6 +122,12 @@ class _NumPy(Handoff):
     def from_jax(self, array: jax.Array) -> Any:
         return np.asarray(array)
 
+    def from_numpy(self, array: np.ndarray) -> Any:
+        return array
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return array
+
     def to_jax(self, array: Any) -> jax.Array:
         return jax.numpy.asarray(array)
 
@@ -139,7 +154,14 @@ class _Torch(Handoff):
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype, like: Any) -> Any:
         torch = self.library()
-        return torch.empty(shape, dtype=_torch_dtype(torch, dtype), device=like.device)
+        device = "cpu" if like is None else like.device
+        return torch.empty(shape, dtype=_torch_dtype(torch, dtype), device=device)
+
+    def from_numpy(self, array: np.ndarray) -> Any:
+        return self.library().from_numpy(np.array(array))  # (a writeable copy)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return array.detach().cpu().numpy()
 
     def dtype(self, array: Any) -> np.dtype:
         torch = self.library()
@@ -165,9 +187,7 @@ class _Torch(Handoff):
         return array.clone()
 
     def same(self, a: Any, b: Any) -> bool:
-        return bool(self.library().equal(a, b)) or bool(
-            ((a == b) | (a.isnan() & b.isnan())).all()
-        )
+        return bool(self.library().equal(a, b)) or bool(((a == b) | (a.isnan() & b.isnan())).all())
 
 
 class _CuPy(Handoff):
@@ -180,11 +200,17 @@ class _CuPy(Handoff):
 
     @contextlib.contextmanager
     def on(self, context: Any, buffers: Sequence[Any]) -> Iterator[None]:
+        kind, ordinal = _device(buffers)
+        _on_gpu(kind)
         cupy = self.library()
-        _, ordinal = _device(buffers)
         # CuPy's current device and stream are per thread: set both on every call
         with cupy.cuda.Device(ordinal), cupy.cuda.ExternalStream(context.stream, ordinal):
             yield
+
+    def from_jax(self, array: jax.Array) -> Any:
+        on_cpu = all(d.platform == "cpu" for d in array.devices())
+        _on_gpu(_DL_CPU if on_cpu else _DL_CUDA)
+        return self.library().from_dlpack(array)
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype, like: Any) -> Any:
         cupy = self.library()
@@ -197,7 +223,22 @@ class _CuPy(Handoff):
         out[...] = self.library().asarray(value)
 
 
-_DL_CPU = 1  # DLPack's kDLCPU
+_DL_CPU, _DL_CUDA = 1, 2  # DLPack's kDLCPU and kDLCUDA
+
+
+def _on_gpu(kind: int, owner: str = "an adapter") -> None:
+    if kind == _DL_CPU:
+        raise RuntimeError(
+            f"jaxbridge: {owner} has arrays = 'cupy', which runs on a GPU backend, but the "
+            f"call's arrays are on the CPU (JAX's default backend: {jax.default_backend()}); "
+            "put them on a GPU (jax.device_put), or use arrays = 'torch' or 'numpy' there."
+        )
+
+
+def check_backend(cls: Any) -> None:
+    """Refuse, when it is called, a CuPy adapter where JAX's arrays live on the CPU."""
+    if cls.arrays == "cupy" and jax.default_backend() == "cpu":
+        _on_gpu(_DL_CPU, cls.__name__)
 
 
 def _device(buffers: Sequence[Any]) -> tuple[int, int]:
@@ -276,9 +317,32 @@ class Guarded:
         got = self.compute(inputs, outs)
         for i, (a, b) in enumerate(zip(inputs, before)):
             if not self.handoff.same(a, b):
-                raise ValueError(
+                raise RefusedValue(
                     f"{self.owner}.{self.method} wrote into its input {i}: an adapter's "
                     f"inputs are XLA's (or JAX's) own arrays, shared with the rest of the "
                     f"program; compute into a new array or into `out` (jaxbridge.guard_inputs)."
                 )
         return got
+
+
+def on_numpy(adapter: Any, method: str) -> Any:
+    """``adapter``'s host ``method`` called on NumPy arrays and giving NumPy arrays, whatever
+    its ``arrays``: each array (in tuples and lists too) copied into its library and its
+    results copied back. For tests that call the host methods directly."""
+    function = getattr(adapter, method)
+    handoff = HANDOFFS[type(adapter).arrays]
+    if handoff is NUMPY:
+        return function
+
+    def convert(value: Any, to: Any, arrays: Any) -> Any:
+        if isinstance(value, (tuple, list)):
+            return type(value)(convert(v, to, arrays) for v in value)
+        return to(value) if isinstance(value, arrays) else value
+
+    library_array = type(handoff.from_numpy(np.zeros(())))
+
+    def called(*args: Any, **kwargs: Any) -> Any:
+        got = function(*convert(args, handoff.from_numpy, (np.ndarray, np.generic)), **kwargs)
+        return convert(got, handoff.to_numpy, library_array)
+
+    return called

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._arrays import check_backend
 from ._operations import Forward
 from ._plan import arg_names, make_plan
 from ._primitives import bind
@@ -17,6 +18,7 @@ from ._protocol import AdapterLike
 
 def call(adapter: AdapterLike, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``adapter(*args, **kwargs)``: validate at trace time, then bind the forward."""
+    check_backend(type(adapter))
     names = arg_names(type(adapter))
     arrays = _bind(adapter, names, args, kwargs)
     plan = make_plan(adapter, names, arrays)  # raises, naming the argument, on bad input

@@ -8,6 +8,7 @@ calls JAX can deadlock).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +115,7 @@ def _conform_in(
     core_rank: int,
     dtype: np.dtype,
     per_element: bool,
-) -> object:
+) -> Any:
     """``conform`` for an array of another library (``arrays``): the same rules, in it."""
     got = handoff.dtype(value)
     _same_kind(owner, what, got, dtype)
@@ -155,8 +156,9 @@ def cotangent(
     if value is None:
         return np.zeros(shape, dtype)
     handoff = handoff_of(value)
-    array = np.asarray(value) if handoff is None else value
-    got = np.dtype(array.dtype) if handoff is None else handoff.dtype(array)  # type: ignore[union-attr]
+    # (another library's array, ``arrays``, is checked as it is: the same attributes)
+    array: Any = np.asarray(value) if handoff is None else value
+    got = np.dtype(array.dtype) if handoff is None else handoff.dtype(array)
     if kind(got) != "f":
         raise RefusedType(
             f"{owner}.backward: the cotangent of '{name}' has dtype {got}, expected a "

@@ -225,7 +225,9 @@ def host_buffers(
     return _HOST.bind(*args, on_host=on_host, specs=tuple(specs), anywhere=anywhere)
 
 
-def _host_abstract_eval(*_avals: Any, on_host: Any, specs: Any, anywhere: bool) -> list[ShapedArray]:
+def _host_abstract_eval(
+    *_avals: Any, on_host: Any, specs: Any, anywhere: bool
+) -> list[ShapedArray]:
     return [ShapedArray(s.shape, s.dtype) for s in specs]
 
 

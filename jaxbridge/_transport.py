@@ -37,6 +37,7 @@ from jax.core import Tracer
 from ._arrays import HANDOFFS, NUMPY, Handoff
 from ._batches import write_back
 from ._host import HostFunction
+from ._host_errors import remember
 from ._primitives import host_buffers
 
 TRANSPORTS = ("auto", "buffer_callback", "pure_callback")
@@ -202,8 +203,10 @@ def x64_mode() -> bool:
 
 def _report(error: Exception) -> None:
     """Log a host error in one line as it happens: JAX re-raises it as a JaxRuntimeError
-    whose message puts the original error last, after a long traceback."""
+    whose message puts the original error last, after a long traceback. Kept for
+    ``host_errors`` too (the bridge's own refusals of a result, say)."""
     _log.error("%s: %s", type(error).__name__, error)
+    remember(error)
 
 
 def _buffer_callback() -> Callable[..., Callable[..., Sequence[jax.Array]]] | None:

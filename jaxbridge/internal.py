@@ -14,6 +14,9 @@ Users writing an adapter need only ``jaxbridge``'s public names.
   arguments' shapes, or a ``ValueError`` naming the argument whose shape contradicts them.
 - ``linear_in_all(adapter, args)``: whether ``forward`` is linear in all its floating
   arguments together (``linear_in``), for arguments of these shapes and dtypes.
+- ``on_numpy(adapter, method)``: the adapter's host method (``forward``, ``backward``,
+  ``jvp``, ``check``) called on NumPy arrays and giving NumPy arrays, whatever its
+  ``arrays`` (copied into PyTorch or CuPy and back): for tests that call it directly.
 - ``overrides(adapter, method)``: whether the adapter's class defines ``method``
   (``backward``, ``jvp``, ``pullback``, ...) instead of inheriting ``Adapter``'s default.
 - ``parse_signature(text)``: a gufunc signature parsed (a ``Signature``: its ``inputs`` and
@@ -28,6 +31,7 @@ Users writing an adapter need only ``jaxbridge``'s public names.
   batch over threads where its routine releases the GIL).
 """
 
+from ._arrays import on_numpy
 from ._batches import batch_element, share
 from ._bridge import as_array
 from ._caches import per_object
@@ -44,6 +48,7 @@ __all__ = [
     "batch_element",
     "bind_dims",
     "linear_in_all",
+    "on_numpy",
     "overrides",
     "parse_signature",
     "per_object",

@@ -47,7 +47,9 @@ class Forward:
         # An adapter that writes its results in place gets XLA's buffers for its residuals
         # too, even where the call keeps none: XLA's scratch memory is reused from call to
         # call, NumPy's large arrays are fresh pages each time.
-        every = self.residuals or (writes and bool(plan.residuals) and gives_buffers(args, type(adapter).arrays))
+        every = self.residuals or (
+            writes and bool(plan.residuals) and gives_buffers(args, type(adapter).arrays)
+        )
         declared = (*plan.outputs, *(plan.residuals if every else ()))
         specs = plan.results(every)
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from jaxbridge import Adapter
-from jaxbridge.internal import batch_element
+from jaxbridge.internal import batch_element, on_numpy
 
 
 def padded(args: Sequence[np.ndarray], ranks: Sequence[int]) -> list[np.ndarray]:
@@ -26,7 +26,7 @@ def forward_items(
 ) -> list:
     """Whatever one call of ``adapter.forward`` returns, as a list: outputs, then residuals
     (``told``: ``residuals=False``, as a call that is not differentiated passes it)."""
-    got = adapter.forward(*padded(args, ranks), **told)
+    got = on_numpy(adapter, "forward")(*padded(args, ranks), **told)
     return list(got) if isinstance(got, (tuple, list)) else [got]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxbridge.internal import overrides, told_residuals
+from jaxbridge.internal import on_numpy, overrides, told_residuals
 
 from . import _host
 from ._subject import Subject, listing
@@ -192,7 +192,7 @@ def _check_backward(
         else np.zeros(loop + tuple(spec.shape), spec.dtype)  # as the bridge passes them
         for _, _, spec in declared[: len(s.signature.outputs)]
     )
-    got = s.adapter.backward(res, g[0] if len(g) == 1 else g)
+    got = on_numpy(s.adapter, "backward")(res, g[0] if len(g) == 1 else g)
     if not isinstance(got, (tuple, list)) or len(got) != len(s.names):
         raise s.failure(
             "specs",
@@ -225,7 +225,7 @@ def _check_jvp(
     given: list[np.ndarray | None] = [None] * len(s.names)
     for i, t in zip(s.wrt, tangents):
         given[i] = t
-    got = s.adapter.jvp(res, tuple(given))
+    got = on_numpy(s.adapter, "jvp")(res, tuple(given))
     n_out = len(s.signature.outputs)
     if n_out > 1 and (not isinstance(got, (tuple, list)) or len(got) != n_out):
         raise s.failure(
