@@ -44,3 +44,13 @@ __all__ = [
     "RegularGridInterpolator",
     "make_interp_spline",
 ]
+
+# The family's row in the README's catalogue table and its name in
+# docs/catalogue/index.md: `python docs/catalogue_tables.py` writes them from these
+_scipy_module = "scipy.interpolate"
+_catalogue_adapters = (
+    "`make_interp_spline`, `CubicSpline`, `PchipInterpolator`, `Akima1DInterpolator`, "
+    "`RegularGridInterpolator`, `RBFInterpolator`, `LinearNDInterpolator`, "
+    "`CloughTocher2DInterpolator`"
+)
+_catalogue_derivatives = "every order in the queries and the data"

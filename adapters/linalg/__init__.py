@@ -40,3 +40,12 @@ __all__ = [
     "solve_discrete_lyapunov",
     "sqrtm",
 ]
+
+# The family's row in the README's catalogue table and its name in
+# docs/catalogue/index.md: `python docs/catalogue_tables.py` writes them from these
+_scipy_module = "scipy.linalg"
+_catalogue_adapters = (
+    "`LinearSolve`, `SparseSolve`, `SylvesterSolve`, `LyapunovSolve`, `DiscreteLyapunovSolve`, "
+    "`ContinuousRiccatiSolve`, `DiscreteRiccatiSolve`, `sqrtm`, `logm`"
+)
+_catalogue_derivatives = "every order"

@@ -24,3 +24,12 @@ __all__ = [
     "OptimizeError",
     "Root",
 ]
+
+# The family's row in the README's catalogue table and its name in
+# docs/catalogue/index.md: `python docs/catalogue_tables.py` writes them from these
+_scipy_module = "scipy.optimize"
+_catalogue_adapters = (
+    "`Minimize`, `MinimizeBounded`, `MinimizeConstrained` (SLSQP, trust-constr), `Root`, "
+    "`LeastSquares`"
+)
+_catalogue_derivatives = "first order (implicit function theorem, KKT)"

@@ -11,3 +11,9 @@ from .sos_filter import SosFilter as SosFilter
 from .sos_filter import sosfilt as sosfilt
 
 __all__ = ["LinearFilter", "SosFilter", "lfilter", "sosfilt"]
+
+# The family's row in the README's catalogue table and its name in
+# docs/catalogue/index.md: `python docs/catalogue_tables.py` writes them from these
+_scipy_module = "scipy.signal"
+_catalogue_adapters = "`lfilter`, `sosfilt`"
+_catalogue_derivatives = "every order"

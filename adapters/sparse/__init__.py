@@ -15,3 +15,9 @@ from .operator_eigsh import OperatorEigsh as OperatorEigsh
 from .svds import Svds as Svds
 
 __all__ = ["Eigsh", "ExpmMultiply", "OperatorEigsh", "SparseSolve", "Svds"]
+
+# The family's row in the README's catalogue table and its name in
+# docs/catalogue/index.md: `python docs/catalogue_tables.py` writes them from these
+_scipy_module = "scipy.sparse.linalg"
+_catalogue_adapters = "`Eigsh`, `OperatorEigsh` (matrix-free), `Svds`, `ExpmMultiply`"
+_catalogue_derivatives = "every order; `ExpmMultiply` in `data` first order in reverse mode"

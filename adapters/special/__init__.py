@@ -64,3 +64,12 @@ __all__ = [
     "lambertw",
     "yv",
 ]
+
+# The family's row in the README's catalogue table and its name in
+# docs/catalogue/index.md: `python docs/catalogue_tables.py` writes them from these
+_scipy_module = "scipy.special"
+_catalogue_adapters = (
+    "`jv`, `yv`, `iv`, `ive`, `kv`, `kve` (and `kv`'s order derivative), `lambertw`, `gammainc`, "
+    "`gammaincc`, `betainc`, `gammaincinv`, `betaincinv`"
+)
+_catalogue_derivatives = "every order in `x`; exact first order in the shapes"

@@ -53,3 +53,11 @@ __all__ = [
     "invgamma",
     "t",
 ]
+
+# The family's row in the README's catalogue table and its name in
+# docs/catalogue/index.md: `python docs/catalogue_tables.py` writes them from these
+_scipy_module = "scipy.stats"
+_catalogue_adapters = (
+    "`t`, `gamma`, `beta`, `chi2`, `f`, `invgamma`: `cdf`, `sf`, `logcdf`, `logsf`, `ppf`, `isf`"
+)
+_catalogue_derivatives = "every order in `x`, `q`, `loc`, `scale`; exact first order in the shapes"
