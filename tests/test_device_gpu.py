@@ -98,13 +98,13 @@ def test_work_is_ordered_on_xlas_stream(arrays):
     @jax.jit
     def f(x):
         for _ in range(8):
-            x = jnp.tanh(x @ x / 4096.0)  # long XLA kernels before the call
+            x = jnp.tanh(x @ x / 4096.0) + 0.5  # long XLA kernels before the call
         y = double(x)
         return (y @ y).sum()  # and XLA reading its result at once
 
     c = 1.0  # every entry of x is c: x @ x / 4096 has entries c**2
     for _ in range(8):
-        c = np.tanh(c**2)
+        c = np.tanh(c**2) + 0.5
     want = (2 * c) ** 2 * 4096 * 4096**2
     assert float(f(x)) == pytest.approx(want, rel=1e-3)
 
