@@ -1,0 +1,179 @@
+"""What does an adapter on XLA's own buffers (``arrays = "cupy"`` or ``"torch"``) cost,
+beside native ``jit`` and beside the host route (``arrays = "numpy"``)?
+
+y = 2x, already on the backend's device, float32: the value and ``grad`` of ``sum(y * x)``
+under ``jit``, per size, medians of interleaved rounds with the ratios to native ``jit``
+printed beside; on a GPU also a 4096² matrix product through CuPy's cuBLAS against XLA's
+at ``jax.default_matmul_precision("highest")`` (XLA's default takes TF32), and the peak
+device memory of a bridged call against its inputs and outputs. Each row is also printed
+as one JSON line. On the CPU backend only PyTorch's route runs (CuPy needs a GPU), which
+measures the hand-off's own cost. Not a test: nothing is asserted.
+
+    python benchmarks/device.py           # sizes 1e3, 1e6 (and 1e8 on a GPU)
+    python benchmarks/device.py --quick   # 1e3 and 1e5, a smoke run of seconds
+
+Targets (issue #45, on a GPU): CuPy at most 2x native at 1e6 and 3x at 1e8, ``grad`` at most
+2.5x; at least 30x faster than the host route at 1e6; PyTorch within 2x of CuPy; the
+matrix product within 1.5x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from _timing import medians
+
+import jaxbridge as jb
+
+
+class _Doubling(jb.Adapter):
+    signature = "()->()"
+    vectorized = True
+
+    def forward(self, x, *, out=None):
+        if out is None:
+            return 2 * x
+        (y,) = out
+        y[...] = x  # (in place: the library's own kernels, no temporary)
+        y *= 2
+        return y
+
+    def backward(self, res, g):
+        return (2 * g,)
+
+
+def _library(name: str):
+    """The array library, where it works on the default backend's device; else None."""
+    try:
+        library = importlib.import_module(name)
+        on_gpu = jax.default_backend() == "gpu"
+        if name == "cupy":
+            if not on_gpu:
+                return None
+            library.zeros(1).sum()  # CuPy fails at first use without a device
+        elif name == "torch" and on_gpu and not library.cuda.is_available():
+            return None
+    except Exception:  # noqa: BLE001 (no usable library or device: that route is left out)
+        return None
+    return library
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, few rounds")
+    parser.add_argument("--rounds", type=int, help="timed rounds (default 15, 3 with --quick)")
+    options = parser.parse_args()
+    on_gpu = jax.default_backend() == "gpu"
+    rounds = options.rounds or (3 if options.quick else 15)
+    sizes = [1_000, 100_000] if options.quick else [1_000, 1_000_000]
+    if on_gpu and not options.quick:
+        sizes.append(100_000_000)
+
+    routes = {"numpy (host)": "numpy"}
+    routes.update({f"{n}": n for n in ("cupy", "torch") if _library(n) is not None})
+    if on_gpu and "cupy" in routes:
+        _peak_memory()  # first: the device's peak counts from the process's start
+    adapters = {name: type("Doubling", (_Doubling,), {"arrays": a})() for name, a in routes.items()}
+    print(f"y = 2x, float32, {jax.default_backend()} backend, medians of {rounds} rounds")
+    print(f"  {'size':>12} {'route':16} {'value':>10} {'÷ native':>9} {'grad':>10} {'÷ native':>9}")
+    for n in sizes:
+        x = jnp.linspace(-1.0, 1.0, n, dtype=jnp.float32)
+        contenders = {"native": jax.jit(lambda x: 2 * x)}
+        grads = {"native": jax.jit(jax.grad(lambda x: (2 * x * x).sum()))}
+        for name, adapter in adapters.items():
+            if name == "numpy (host)" and n > 1_000_000:
+                continue  # (seconds per call through the host: measured at 1e6 already)
+            contenders[name] = jax.jit(adapter)
+            grads[name] = jax.jit(jax.grad(lambda x, a=adapter: (a(x) * x).sum()))
+        for name in contenders:  # the same answer everywhere before any timing
+            np.testing.assert_allclose(contenders[name](x), 2 * np.asarray(x), rtol=1e-6)
+        times = medians(
+            {
+                **{(k, "v"): (lambda f=f: f(x)) for k, f in contenders.items()},
+                **{(k, "g"): (lambda f=f: f(x)) for k, f in grads.items()},
+            },
+            rounds,
+        )
+        base_v, base_g = times[("native", "v")], times[("native", "g")]
+        for name in contenders:
+            v, g = times[(name, "v")], times[(name, "g")]
+            print(
+                f"  {n:>12,} {name:16} {v * 1e3:>7.3f} ms {v / base_v:>9.2f} "
+                f"{g * 1e3:>7.3f} ms {g / base_g:>9.2f}"
+            )
+            row = {
+                "benchmark": "device",
+                "size": n,
+                "route": name,
+                "value_s": v,
+                "grad_s": g,
+                "value_ratio": v / base_v,
+                "grad_ratio": g / base_g,
+            }
+            print("  " + json.dumps(row))
+    if on_gpu and "cupy" in routes:
+        _matmul(rounds)
+
+
+def _matmul(rounds: int) -> None:
+    cupy = _library("cupy")
+
+    class Product(jb.Adapter):
+        signature = "(n,k),(k,m)->(n,m)"
+        vectorized = True
+        arrays = "cupy"
+
+        def forward(self, a, b, *, out=None):
+            if out is None:
+                return a @ b
+            cupy.matmul(a, b, out=out[0])
+            return out[0]
+
+    size = 4096
+    a = jax.random.normal(jax.random.key(0), (size, size), jnp.float32)
+    b = jax.random.normal(jax.random.key(1), (size, size), jnp.float32)
+    with jax.default_matmul_precision("highest"):
+        native = jax.jit(jnp.matmul)
+        native(a, b).block_until_ready()  # (compiled inside the precision's context)
+    bridged = jax.jit(Product())
+    np.testing.assert_allclose(bridged(a, b), native(a, b), rtol=2e-3, atol=2e-3)
+    times = medians({"xla": lambda: native(a, b), "cupy": lambda: bridged(a, b)}, rounds)
+    ratio = times["cupy"] / times["xla"]
+    print(
+        f"matmul {size}², float32: XLA (highest) {times['xla'] * 1e3:.2f} ms, "
+        f"CuPy {times['cupy'] * 1e3:.2f} ms, ratio {ratio:.2f}"
+    )
+    print("  " + json.dumps({"benchmark": "device-matmul", "size": size, "ratio": ratio}))
+
+
+def _peak_memory() -> None:
+    """The device's peak bytes in use during one bridged call (the process's first work
+    on the device), less its input, in arrays of the output's size."""
+    device = jax.devices()[0]
+    n = 100_000_000
+    x = jnp.ones(n, jnp.float32)
+    f = jax.jit(type("Doubling", (_Doubling,), {"arrays": "cupy"})())
+    f(x).block_until_ready()
+    stats = device.memory_stats() or {}
+    if "peak_bytes_in_use" not in stats:
+        print("peak memory: the device reports no memory statistics")
+        return
+    before = stats["bytes_in_use"]
+    y = f(x)
+    y.block_until_ready()
+    peak = device.memory_stats()["peak_bytes_in_use"]
+    extra = (peak - before) / (4 * n)
+    print(
+        f"peak device memory of y = 2x at 1e8: {extra:.2f} arrays of the output's size "
+        "beyond what was in use before (1.00: the output alone)"
+    )
+    print("  " + json.dumps({"benchmark": "device-memory", "extra_outputs": extra}))
+
+
+if __name__ == "__main__":
+    main()
