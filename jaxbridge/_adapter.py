@@ -83,6 +83,11 @@ class Adapter:
     it: share ``i`` of a batch always goes to worker ``i``, so a backward over the same
     batch finds it. ``threads`` and ``processes`` are exclusive."""
 
+    argument_names: ClassVar[tuple[str, ...] | None] = None
+    """The names of ``forward``'s arguments where it takes them as ``*args`` (one forward
+    shared by subclasses of different arities): ``("a", "x")``. Errors, ``domains`` and
+    ``linear_in`` use them; without it such arguments are ``x0``, ``x1``, ..."""
+
     arrays: ClassVar[str] = "numpy"
     """Which arrays the host methods (``forward``, ``backward``, ``jvp``, ``check``) take:
     ``"numpy"``, on the host; ``"torch"`` or ``"cupy"``, XLA's own buffers wherever they
@@ -162,6 +167,7 @@ class Adapter:
             "processes",
             "blas_threads",
             "arrays",
+            "argument_names",
             "domains",
             "linear_in",
             "residuals_from",

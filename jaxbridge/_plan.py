@@ -143,9 +143,16 @@ def arg_names(cls: type) -> tuple[str, ...]:
             "parameters are annotated class attributes."
         )
     params = [p for p in params if p.kind is not p.KEYWORD_ONLY]
+    declared = getattr(cls, "argument_names", None)
     if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return tuple(f"x{i}" for i in range(count))
-    names = tuple(p.name for p in params)
+        names = tuple(f"x{i}" for i in range(count)) if declared is None else tuple(declared)
+    elif declared is not None:
+        raise TypeError(
+            f"{owner} declares `argument_names`, which names the arguments of a forward that "
+            f"takes them as *args; its forward names them itself."
+        )
+    else:
+        names = tuple(p.name for p in params)
     if len(names) != count:
         raise TypeError(
             f"{owner}.forward takes {len(names)} arguments {names}, but signature "

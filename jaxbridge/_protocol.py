@@ -21,6 +21,7 @@ class AdapterLike(Protocol):
     processes: ClassVar[int]
     blas_threads: ClassVar[int | None]
     arrays: ClassVar[str]
+    argument_names: ClassVar[tuple[str, ...] | None]
     linear_in: ClassVar[tuple[str, ...]]
     residuals_from: ClassVar[tuple[str, ...] | None]
 

@@ -15,7 +15,6 @@ The Hypothesis profile (``quick`` by default, ``thorough`` on demand) is set in 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
@@ -26,6 +25,7 @@ from hypothesis import find, given
 from hypothesis import strategies as st
 
 import jaxbridge as jb
+from jaxbridge.internal import arg_names
 from jaxbridge.testing import CHECKS, applicable_checks, check_adapter, inputs
 
 NOT_LINEAR = frozenset({"linear_transpose"})  # no linear_in
@@ -68,7 +68,7 @@ class Case:
         return f"{name}-{self.label}" if self.label else name
 
     def hold(self, args):
-        names = inspect.signature(self.adapter.forward).parameters  # forward names the arguments
+        names = arg_names(type(self.adapter))
         return tuple(
             np.ceil(a).astype(np.int32) if name in self.held else a for name, a in zip(names, args)
         )

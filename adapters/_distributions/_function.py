@@ -110,7 +110,7 @@ class _Function(jb.Adapter):
         shape = jnp.broadcast_shapes(*(a.shape for a in args))
         return jax.ShapeDtypeStruct(shape, jb.result_dtype(*args))
 
-    def _forward(self, *args):
+    def forward(self, *args):
         found = routine(self.routine)
         dtype = jb.result_dtype(*args)
         shapes = [np.asarray(s, np.float64) for s in args[:-1]]
@@ -168,10 +168,8 @@ class OneShapeFunction(_Function):
     ``OneShapeFunction("t.cdf")(df, x)``. See the module docstring for the rules."""
 
     signature = "(),()->()"
+    argument_names = ("a", "x")
     residuals_from = ("a",)
-
-    def forward(self, a, x):
-        return self._forward(a, x)
 
 
 class TwoShapeFunction(_Function):
@@ -179,10 +177,8 @@ class TwoShapeFunction(_Function):
     ``x``, or ``scipy.special.betainc``: ``TwoShapeFunction("beta.ppf")(a, b, q)``."""
 
     signature = "(),(),()->()"
+    argument_names = ("a", "b", "x")
     residuals_from = ("a", "b")
-
-    def forward(self, a, b, x):
-        return self._forward(a, b, x)
 
 
 def host_valued(host_value, traced):
@@ -209,7 +205,7 @@ class _CdfShapeGradient(jb.Adapter):
         spec = jax.ShapeDtypeStruct(shape, jb.result_dtype(*args))
         return spec if len(args) == 2 else (spec, spec)
 
-    def _forward(self, *args):
+    def forward(self, *args):
         family = FAMILIES[self.family]
         dtype = jb.result_dtype(*args)
         shapes = [np.asarray(s, np.float64) for s in args[:-1]]
@@ -261,18 +257,14 @@ def _not_implemented(weight):
 
 class _OneShapeGradient(_CdfShapeGradient):
     signature = "(),()->()"
+    argument_names = ("a", "x")
     residuals_from = ("a",)
-
-    def forward(self, a, x):
-        return self._forward(a, x)
 
 
 class _TwoShapeGradient(_CdfShapeGradient):
     signature = "(),(),()->(),()"
+    argument_names = ("a", "b", "x")
     residuals_from = ("a", "b")
-
-    def forward(self, a, b, x):
-        return self._forward(a, b, x)
 
 
 def _shape_gradient(family: Family) -> _CdfShapeGradient:
