@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -36,6 +38,10 @@ class Handoff:
     module: str  # the library's import name
 
     def library(self) -> Any:
+        try:
+            return sys.modules[self.module]  # (imported already: the hot path)
+        except KeyError:
+            pass
         try:
             return importlib.import_module(self.module)
         except ImportError as error:
@@ -164,11 +170,10 @@ class _Torch(Handoff):
         return array.detach().cpu().numpy()
 
     def dtype(self, array: Any) -> np.dtype:
-        torch = self.library()
-        for ours, theirs in _torch_dtypes(torch):
-            if array.dtype == theirs:
-                return ours
-        raise TypeError(f"jaxbridge: PyTorch's {array.dtype} has no JAX dtype.")
+        try:
+            return _torch_dtypes(self.library())[array.dtype]
+        except KeyError:
+            raise TypeError(f"jaxbridge: PyTorch's {array.dtype} has no JAX dtype.") from None
 
     def cast(self, array: Any, dtype: np.dtype) -> Any:
         return array.to(_torch_dtype(self.library(), dtype))
@@ -246,15 +251,17 @@ def _device(buffers: Sequence[Any]) -> tuple[int, int]:
     return tuple(buffers[0].__dlpack_device__()) if buffers else (_DL_CPU, 0)  # type: ignore[return-value]
 
 
-def _torch_dtypes(torch: Any) -> list[tuple[np.dtype, Any]]:
+@functools.cache
+def _torch_dtypes(torch: Any) -> dict[Any, np.dtype]:
+    """PyTorch's dtypes that JAX has, to NumPy's."""
     names = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
-    pairs = [(np.dtype(n), getattr(torch, n)) for n in names]
-    pairs += [(np.dtype(n), getattr(torch, n)) for n in ("uint16", "uint32", "uint64")]
-    return [*pairs, (np.dtype(jax.numpy.bfloat16), torch.bfloat16)]
+    names += ["uint16", "uint32", "uint64"]
+    pairs = {getattr(torch, n): np.dtype(n) for n in names}
+    return {**pairs, torch.bfloat16: np.dtype(jax.numpy.bfloat16)}
 
 
 def _torch_dtype(torch: Any, dtype: np.dtype) -> Any:
-    for ours, theirs in _torch_dtypes(torch):
+    for theirs, ours in _torch_dtypes(torch).items():
         if ours == dtype:
             return theirs
     raise TypeError(f"jaxbridge: JAX's {dtype} has no PyTorch dtype.")
