@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ._arrays import handoff_of
 from ._host import Compute, HostFunction, Repair, conform, host_error
 from ._processes import in_processes
 
@@ -78,10 +79,14 @@ def whole(
 
 
 def write_back(outs: Sequence[np.ndarray], results: Sequence[np.ndarray]) -> None:
-    """Copy each result into its out array, unless it is that array."""
+    """Copy each result into its out array, unless it is that array (an out array of
+    another library, ``arrays``, through its hand-off: it may take a NumPy result too)."""
     for out, result in zip(outs, results):
         if result is not out:
-            out[...] = result
+            if type(out) is np.ndarray:
+                out[...] = result
+            else:
+                handoff_of(out).write(out, result)  # type: ignore[union-attr]
 
 
 def set_aside(results: Sequence[object], outs: Sequence[np.ndarray]) -> list[object]:

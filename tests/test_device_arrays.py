@@ -183,6 +183,33 @@ def test_a_zero_cotangent_may_be_none_and_a_broadcast_one_is_summed():
     assert float(gcs) == pytest.approx(18.0)
 
 
+def test_zero_derivatives_given_as_none_in_a_looped_batch():
+    class Looped(jb.Adapter):
+        """y = c x, one element at a time; no derivative in x given (None)."""
+
+        signature = "(n),()->(n)"
+        arrays = "torch"
+
+        def forward(self, x, c):
+            return x * c
+
+        def backward(self, res, g):
+            x, _, _ = res
+            return (None, (g * x).sum())
+
+        def jvp(self, res, t):
+            x, _, _ = res
+            return None if t[1] is None else x * t[1]
+
+    xs, c = jnp.arange(6.0).reshape(2, 3), jnp.asarray(2.0)
+    gx = jax.jit(jax.grad(lambda xs: Looped()(xs, c).sum()))(xs)
+    np.testing.assert_array_equal(gx, np.zeros((2, 3)))
+    _, t = jax.jit(lambda xs: jax.jvp(lambda xs: Looped()(xs, c), (xs,), (xs,)))(xs)
+    np.testing.assert_array_equal(t, np.zeros((2, 3)))
+    gc = jax.jit(jax.grad(lambda c: Looped()(xs, c).sum()))(c)
+    assert float(gc) == pytest.approx(15.0)
+
+
 def test_an_error_keeps_its_type_and_names_the_adapter():
     class Refuses(BatchedSin):
         def forward(self, x):
