@@ -303,6 +303,37 @@ def test_dare_with_a_tiny_a_is_its_q_and_its_check_passes():
         check_adapter(solve_discrete_are, a, b, q, r, seed=0, checks=("grad",))
 
 
+def test_care_whose_scipy_start_rounding_ruined_restarts_from_zero():
+    """SciPy returns an entry of -1.4e17 for this system (a 1e-51 off ``a``'s diagonal
+    spoils its pencil), and a Newton step from there lands on a destabilising solution; ``a``
+    is stable, so the refinement restarts from zero. The property suite drew it. The
+    solution decouples: the second state is uncontrolled (``x22 = q22 / 1``), the first a
+    scalar equation ``-x - 6 x^2 + 1/2 = 0`` (``b R^-1 b^T``'s entry is 4 * 3/2)."""
+    a = np.array([[-0.5, -3.594266648509442e-51], [-3.594266648509442e-51, -0.5]])
+    b, q = np.array([[0.0, 2.0], [0.0, 0.0]]), np.eye(2) / 2
+    r = np.array([[0.75, 0.25], [0.25, 0.75]])
+    with jax.enable_x64(True):
+        x = np.asarray(solve_continuous_are(a, b, q, r))
+    expected = np.diag([(np.sqrt(13.0) - 1) / 12, 0.5])
+    np.testing.assert_allclose(x, expected, rtol=1e-14, atol=1e-30)
+
+
+@pytest.mark.parametrize("r", [0.5 - 1e-9, 0.5 + 1e-8, 0.51, 0.6])
+def test_care_refinement_does_not_stop_on_a_large_step_that_shrinks_slowly(r):
+    """From SciPy's start here (``x11 = 0`` where it is 1/2) Newton's steps are 34.9, then
+    34.4, then 1e-51: a step that stops halving is no sign of rounding while it is large
+    (the refinement used to return ``x11 = 34.9`` there, silently). The first state is
+    uncontrolled (``x11 = q11 = 1/2``), the second a scalar equation
+    ``-x - (2.25 / r) x^2 + 1/2 = 0``."""
+    a = np.array([[-0.5, -3.594266648509442e-51], [-3.594266648509442e-51, -0.5]])
+    b, q = np.array([[0.0], [1.5]]), np.eye(2) / 2
+    with jax.enable_x64(True):
+        x = np.asarray(solve_continuous_are(a, b, q, np.array([[r]])))
+    s = 2.25 / r
+    expected = np.diag([0.5, (np.sqrt(1 + 2 * s) - 1) / (2 * s)])
+    np.testing.assert_allclose(x, expected, rtol=1e-14, atol=1e-30)
+
+
 @pytest.mark.parametrize("solve", [solve_continuous_are, solve_discrete_are], ids=["care", "dare"])
 def test_riccati_gradients_match_finite_differences(solve):
     a, b, q, r = _system()

@@ -139,7 +139,8 @@ def solve_are(
     when an entry of ``b`` is 1e-38), so its answer is only the start: from any stabilising
     start the steps converge monotonically and quadratically to the stabilising solution,
     and they run until a step changes ``x`` by less than 64 eps relative or stops shrinking
-    (rounding): one or two steps after a good start.
+    below 1e-8 relative (rounding): one or two steps after a good start. Where SciPy's
+    start is not stabilising and ``a`` is stable, they start again from zero.
     """
     a, b, q, r = (np.asarray(m, np.float64) for m in (a, b, q, r))
     for name, m in (("a", a), ("b", b), ("q", q), ("r", r)):
@@ -157,10 +158,38 @@ def solve_are(
     except np.linalg.LinAlgError as error:
         raise failure(f"{function}: SciPy found no solution ({error})") from None
     q, r = sym(q), sym(r)
+    refined = _refine(function, newton, stable, a, b, q, r, x)
+    if refined is None:
+        # SciPy's start can be ruined by rounding (an entry of 1e17 where a 1e-51 sits off
+        # the diagonal of ``a``), and a step from it lands past the stabilising solution;
+        # when ``a`` itself is stable, zero is a stabilising start too
+        zero = np.zeros_like(a)
+        if stable(newton(a, b, q, r, zero)[0]):
+            refined = _refine(function, newton, stable, a, b, q, r, zero)
+    if refined is None:
+        raise failure(
+            f"{function}: the equation has no stabilising solution (the closed loop of "
+            "SciPy's solution is not stable; is (a, b) stabilisable and (a, q) detectable?)"
+        )
+    return refined
+
+
+def _refine(
+    function: str,
+    newton: Callable[..., tuple[np.ndarray, np.ndarray]],
+    stable: Callable[[np.ndarray], bool],
+    a: np.ndarray,
+    b: np.ndarray,
+    q: np.ndarray,
+    r: np.ndarray,
+    x: np.ndarray,
+) -> np.ndarray | None:
+    """Newton's steps from ``x`` to the stabilising solution, or None where a closed loop
+    on the way is not stable (or not finite)."""
     previous = np.inf
     for _ in range(_NEWTON_STEPS):
         if not np.isfinite(x).all():
-            break
+            return None
         with warnings.catch_warnings():
             # a closed loop that is stable but far from normal (an entry of 1e16) makes
             # SciPy's Lyapunov solve warn of its condition number, though its residual
@@ -168,26 +197,24 @@ def solve_are(
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
             closed, refined = newton(a, b, q, r, x)
         if not stable(closed):
-            break
+            return None
         step = np.abs(refined - x).max()
-        if step > previous / 2:
+        if step > previous / 2 and step <= _ROUNDING * np.abs(x).max():
             return x  # down to rounding: steps no longer shrink (this one is not taken)
+        # (a large step that does not shrink is no convergence: from a poor start the first
+        # steps can shrink slowly, 34.9 then 34.4, before they converge)
         x = sym(refined)
         if step <= 64 * np.finfo(np.float64).eps * np.abs(x).max():
             return x  # converged
         previous = step
-    else:
-        raise failure(
-            f"{function}: Newton's refinement of SciPy's solution did not converge in "
-            f"{_NEWTON_STEPS} steps (the equation is too ill-conditioned)"
-        )
     raise failure(
-        f"{function}: the equation has no stabilising solution (the closed loop of "
-        "SciPy's solution is not stable; is (a, b) stabilisable and (a, q) detectable?)"
+        f"{function}: Newton's refinement of SciPy's solution did not converge in "
+        f"{_NEWTON_STEPS} steps (the equation is too ill-conditioned)"
     )
 
 
 _NEWTON_STEPS = 30
+_ROUNDING = 1e-8  # a step this small, relative to x, that stops shrinking is rounding
 
 
 # Eigenvalues with real parts at most -1/2, drawn as "stable" draws, so that any ``b`` makes
