@@ -51,8 +51,8 @@ def cotangent(
 ) -> np.ndarray:
     """``checked`` for the cotangent of argument ``index`` that ``adapter.backward`` returned
     (``who`` names the adapter in errors)."""
-    if _ready(value, shape):
-        return value  # before any message is written: called at every solver step
+    if type(value) is np.ndarray and value.shape == shape and value.dtype == np.float64:
+        return value  # (``_ready`` spelt out: called at every solver step, before any message)
     if value is None:  # a symbolic zero (an ODE rhs's for its time, at every step)
         return np.zeros(shape)
     name = arg_names(type(adapter))[index]

@@ -32,7 +32,7 @@ import scipy.integrate
 import scipy.sparse
 
 from .._scipy_version import STEPS_FOLLOWED
-from ._host_calls import failure
+from ._checks import failure
 from ._lapack import direct, solved
 from ._solver_time import SolverTime
 

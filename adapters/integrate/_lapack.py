@@ -22,7 +22,7 @@ import scipy.sparse
 import scipy.sparse.linalg
 
 from .._scipy_version import STEPS_FOLLOWED
-from ._host_calls import failure
+from ._checks import failure
 
 _STIFF = {"BDF": scipy.integrate.BDF, "Radau": scipy.integrate.Radau}
 

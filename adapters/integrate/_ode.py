@@ -19,9 +19,10 @@ import scipy.sparse
 
 import jaxbridge as jb
 
+from .._user_function import UserFunction
 from ._bdf import BdfSteps
+from ._checks import failure
 from ._dense import Interpolant
-from ._host_calls import HostFunction, failure
 from ._lapack import solver_class
 from ._steps import Steps, recorder, through_steps_jvp, through_steps_vjp
 
@@ -200,7 +201,7 @@ class Dynamics:
 
     def __init__(self, rhs: jb.Adapter, theta: np.ndarray, n: int) -> None:
         self.rhs = rhs
-        self.host = HostFunction(rhs, "OdeSolve's rhs", (n,))
+        self.host = UserFunction(rhs, "OdeSolve's rhs", (n,))
         self.theta = theta
         self.n = n
         self.hook = jacobian_hook(rhs)
@@ -214,7 +215,7 @@ class Dynamics:
 
     def jacobians(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(∂f/∂y, ∂f/∂θ)``, from ``n`` backward calls."""
-        _, jy, jtheta = self.host.jacobians(self.args(t, y))
+        _, jy, jtheta = self.host.linearize(self.args(t, y))[1]
         return jy, jtheta
 
     def jac_y(self, t: float, y: np.ndarray) -> Any:

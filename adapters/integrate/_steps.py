@@ -35,7 +35,7 @@ import scipy.sparse
 
 from .._scipy_version import STEPS_FOLLOWED
 from ._bdf import BdfSteps, bdf_jvp, bdf_vjp
-from ._host_calls import failure
+from ._checks import failure
 from ._lapack import direct, solved
 from ._solver_time import SolverTime
 

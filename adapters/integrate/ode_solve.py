@@ -13,11 +13,7 @@ import jaxbridge as jb
 from .._failure import IntegrationFailure, MayFail, require_finite
 from .._parameters import check_choice
 from .._scipy_version import SOLVER_STEPS, STEPS_FOLLOWED, span
-from ._host_calls import (
-    check_positive,
-    cotangent_type,
-    failure,
-)
+from ._checks import check_positive, failure
 from ._ode import (
     METHODS,
     Dynamics,
@@ -298,7 +294,7 @@ class OdeSolve(MayFail):
                 cts = self.nan_on_failure(error, *(a.shape for a in args))
         else:
             cts = _nans(args)
-        return tuple(np.asarray(c, cotangent_type(a)) for c, a in zip(cts, args))
+        return tuple(np.asarray(c, jb.result_dtype(a)) for c, a in zip(cts, args))
 
     def jvp(self, res, tangents):
         y0, theta, ts, ys, *saved = res

@@ -10,12 +10,8 @@ import scipy.integrate
 import jaxbridge as jb
 
 from .._failure import IntegrationFailure, MayFail, require_finite
-from ._host_calls import (
-    HostFunction,
-    check_positive,
-    cotangent_type,
-    failure,
-)
+from .._user_function import UserFunction
+from ._checks import check_positive, failure
 
 _INTEGRAND_SIGNATURE = re.compile(r"^\(\),\(\w+\)->\(\)$")
 
@@ -87,7 +83,7 @@ class Quad(MayFail):
     def forward(self, theta, a, b):
         dtype = jb.result_dtype(theta, a, b)
         theta64, a64, b64 = (np.asarray(v, np.float64) for v in (theta, a, b))
-        host = HostFunction(self.integrand, "Quad's integrand", ())
+        host = UserFunction(self.integrand, "Quad's integrand", ())
         try:
             require_finite("argument 'theta'", theta64, failure)
             for name, limit in (("a", a64), ("b", b64)):  # (an infinite limit is meaningful)
@@ -128,7 +124,7 @@ class Quad(MayFail):
         except IntegrationFailure as error:
             dtheta, da, db = self.nan_on_failure(error, theta.shape, (), ())
         return tuple(
-            np.asarray(g * d, cotangent_type(x)) for d, x in zip((dtheta, da, db), (theta, a, b))
+            np.asarray(g * d, jb.result_dtype(x)) for d, x in zip((dtheta, da, db), (theta, a, b))
         )
 
     def jvp(self, res, tangents):
@@ -151,7 +147,7 @@ class Quad(MayFail):
         theta64, a64, b64 = (np.asarray(v, np.float64) for v in (theta, a, b))
         if not np.isfinite(value):
             return np.full(theta.shape, np.nan), np.nan, np.nan
-        host = HostFunction(self.integrand, "Quad's integrand", ())
+        host = UserFunction(self.integrand, "Quad's integrand", ())
         da = -float(host.value(a64, theta64)) if np.isfinite(a64) else 0.0
         db = float(host.value(b64, theta64)) if np.isfinite(b64) else 0.0
         dtheta = np.zeros(theta.shape)

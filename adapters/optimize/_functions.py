@@ -19,6 +19,7 @@ import jaxbridge as jb
 from jaxbridge.internal import arg_names
 
 from .._host_cotangents import cotangent
+from .._user_function import UserFunction
 from ._differences import derivative_columns
 
 _SIGNATURE = re.compile(r"^\((\w+)\),\((\w*)\)->\((\w*)\)$")
@@ -56,8 +57,9 @@ def user_domains(adapter: jb.Adapter, names: tuple[str, str]) -> dict[str, objec
     return {ours: domains[theirs] for ours, theirs in zip(names, params) if theirs in domains}
 
 
-class HostFunction:
-    """``x -> adapter(x, theta)`` at a fixed ``theta``, with its derivatives, in float64."""
+class HostFunction(UserFunction):
+    """``x -> adapter(x, theta)`` at a fixed ``theta``, with its derivatives, in float64:
+    what SciPy calls, each answer kept for the points it asks about again (``Recent``)."""
 
     def __init__(
         self,
@@ -65,10 +67,9 @@ class HostFunction:
         theta: np.ndarray,
         box: tuple[np.ndarray, np.ndarray] | None = None,
     ):
-        self.adapter = adapter
+        super().__init__(adapter)
         self.theta = theta
         self.box = box  # the differences in ``second`` stay inside it
-        self.name = type(adapter).__name__
         self._size: int | None = None  # the output's size, known after the first call
         self.scalar = adapter.signature.replace(" ", "").endswith("->()")
         self._weights: np.ndarray | None = None  # see ``contracted``
@@ -100,12 +101,7 @@ class HostFunction:
             out, extras = known["forward"]
             out = out.copy()
         else:
-            result = self.adapter.forward(x, self.theta)
-            if not isinstance(result, tuple):
-                out, extras = np.asarray(result, np.float64), ()
-            else:
-                out = np.asarray(result[0], np.float64)
-                extras = tuple(map(np.asarray, result[1:]))
+            out, extras = self.outputs((x, self.theta))
             known["forward"] = (out.copy(), extras)
         self._size = out.shape[-1] if out.ndim else 1
         return out, extras
@@ -129,36 +125,22 @@ class HostFunction:
         x = np.asarray(x, np.float64)
         known = self._recent.at(x)
         out, extras = self._forward(x, known)
-        k, n, p = len(gs), x.shape[-1], self.theta.shape[-1]
-        if self.adapter.vectorized:
-            # one batch element, broadcast against the k cotangents (a gufunc's size-1 axis):
-            # the user's backward computes what depends on x alone once, not k times
-            res = tuple(a[None] for a in (x, self.theta, out, *extras))
-            gx, gt = self.adapter.backward(res, gs)[:2]
-            return (
-                out,
-                cotangent(self.name, self.adapter, 0, gx, (k, n), 1),
-                cotangent(self.name, self.adapter, 1, gt, (k, p), 1) if parameters else None,
-            )
-        if k == 1:  # (a scalar objective's gradient: SciPy asks for it at every step)
+        res = (x, self.theta, out, *extras)
+        if len(gs) == 1 and not self.adapter.vectorized:
+            # a scalar objective's gradient: SciPy asks for it at every step (spelt out, as
+            # ``pullback``'s loop over the arguments costs about as much as the checks)
             own = gs is _ONE  # (not a contracted function's: its weights vary)
             if own and not parameters and "gradient" in known:
                 return out, known["gradient"][None].copy(), None
-            gx, gt = self.adapter.backward((x, self.theta, out, *extras), gs[0])[:2]
-            if not _exactly(gx, n):
-                gx = cotangent(self.name, self.adapter, 0, gx, (n,))
-            if parameters and not _exactly(gt, p):
-                gt = cotangent(self.name, self.adapter, 1, gt, (p,))
+            gx, gt = self.adapter.backward(res, gs[0])[:2]
+            gx = cotangent(self.name, self.adapter, 0, gx, x.shape)
             if own:
                 known["gradient"] = gx.copy()
-            return out, gx[None], gt[None] if parameters else None
-        gxs, gts = np.empty((k, n)), np.empty((k, p)) if parameters else None
-        for i, g in enumerate(gs):
-            gx, gt = self.adapter.backward((x, self.theta, out, *extras), np.asarray(g))[:2]
-            gxs[i] = cotangent(self.name, self.adapter, 0, gx, (n,))
-            if gts is not None:
-                gts[i] = cotangent(self.name, self.adapter, 1, gt, (p,))
-        return out, gxs, gts
+            if not parameters:
+                return out, gx[None], None
+            return out, gx[None], cotangent(self.name, self.adapter, 1, gt, self.theta.shape)[None]
+        stacks = self.pullbacks(res, gs, 2 if parameters else 1)
+        return out, stacks[0], stacks[1] if parameters else None
 
     def value_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """Of a scalar objective, for SciPy: ``(f, ∂f/∂x)`` from one forward and one
@@ -233,10 +215,8 @@ class HostFunction:
         w = self._weights
         k, n, p = len(points), points.shape[-1], self.theta.shape[-1]
         theta = np.broadcast_to(self.theta, (k, p))
-        result = self.adapter.forward(points, theta)
-        outs = result if isinstance(result, tuple) else (result,)
         g = np.ones(k) if w is None else np.broadcast_to(w, (k, w.shape[-1]))
-        gx, gt = self.adapter.backward((points, theta, *map(np.asarray, outs)), g)[:2]
+        gx, gt = self.adapter.backward(self.residuals((points, theta)), g)[:2]
         gx = cotangent(self.name, self.adapter, 0, gx, (k, n), 1)
         if not parameters:
             return gx
@@ -346,8 +326,3 @@ class Recent:
 
 _ONE = np.ones((1,))  # the cotangent of a scalar objective
 _ONE.flags.writeable = False
-
-
-def _exactly(value: object, n: int) -> bool:
-    """Whether a cotangent is a float64 array of shape ``(n,)``: nothing to check or mend."""
-    return type(value) is np.ndarray and value.shape == (n,) and value.dtype == np.float64
