@@ -3,7 +3,6 @@ batch, NaN results on request, and the batched outer product of their pullbacks.
 
 from __future__ import annotations
 
-import math
 import string
 import threading
 from collections.abc import Callable, Sequence
@@ -16,6 +15,7 @@ import scipy.linalg
 import jaxbridge as jb
 from jaxbridge.internal import share
 
+from .._coefficient_groups import CoefficientGroups
 from .._failure import OnFailure, SolveFailure, nan_results
 
 Spec = tuple[tuple[int, ...], np.dtype]
@@ -152,45 +152,28 @@ def _solve_per_matrix(
     out: Sequence[np.ndarray] | None,
     threads: int,
 ) -> tuple[np.ndarray, ...]:
-    rhs_core = rhs.shape[rhs.ndim - rhs_rank :]
-    batches = [m.shape[: m.ndim - r] for m, r in zip(matrices, matrix_ranks)]
-    rank = max(len(b) for b in (*batches, rhs.shape[: rhs.ndim - rhs_rank]))
-    batches = [(1,) * (rank - len(b)) + b for b in batches]
-    own = np.broadcast_shapes(*batches)  # the matrices' batch: one factorization each
-    rhs = rhs.reshape((1,) * (rank + rhs_rank - rhs.ndim) + rhs.shape)
-    batch = np.broadcast_shapes(own, rhs.shape[:rank])
-    rhs = np.broadcast_to(rhs, batch + rhs_core)
-
-    wanted = [(batch + rhs_core, dtype), *((own + shape, kind) for shape, kind in factor_specs)]
+    groups = CoefficientGroups(matrices, matrix_ranks, rhs, rhs_rank)
+    own = groups.coefficient_batch  # the matrices' batch: one factorization each
+    wanted = [(groups.shape, dtype), *((own + shape, kind) for shape, kind in factor_specs)]
     fits = out is not None and all(o.shape == w and o.dtype == k for o, (w, k) in zip(out, wanted))
     x, *factors = out if out is not None and fits else [np.empty(s, k) for s, k in wanted]
-    if 0 in rhs_core:  # empty systems (n = 0): nothing to solve, and LAPACK refuses them
+    if 0 in rhs.shape[rhs.ndim - rhs_rank :]:  # empty systems (n = 0): LAPACK refuses them
         return (x, *(np.zeros_like(f) for f in factors))
 
-    def solve_one(index: tuple[int, ...]) -> list[np.ndarray]:
-        """Solve every system of the matrix at ``index``, write its ``x``, return its factors."""
-        cores = [
-            m.reshape(b + m.shape[m.ndim - r :])[_element(index, b)]
-            for m, b, r in zip(matrices, batches, matrix_ranks)
-        ]
-        # every batch element that uses this matrix: all of a broadcast (size-1) axis
-        where = tuple(i if size != 1 else slice(None) for i, size in zip(index, own))
-        block = rhs[where]
-        stack = block.reshape((math.prod(block.shape[: block.ndim - rhs_rank]),) + rhs_core)
+    def solve_or_fail(*args: np.ndarray) -> Sequence[np.ndarray]:
+        """``solve``; on a ``LinAlgError``, NaN results (``on_failure`` permitting)."""
         try:
-            x_stack, *computed = solve(*cores, stack)
+            return solve(*args)
         except np.linalg.LinAlgError as error:  # (SciPy's own too, as SolveFailure is one)
-            x_stack = nan_results(on_failure, error, stack.shape)
-            computed = [_failed(shape, kind) for shape, kind in factor_specs]
-        x[where] = np.reshape(x_stack, block.shape)
-        return computed
+            x_failed = nan_results(on_failure, error, args[-1].shape)  # (args[-1]: the stack)
+            return (x_failed, *(_failed(shape, kind) for shape, kind in factor_specs))
 
     if not own and not fits:  # one matrix: hand its factors on as they are, saving a copy
-        computed = solve_one(())
+        computed = groups.apply((), solve_or_fail, x)
         return (x, *(np.asarray(value, kind) for value, (_, kind) in zip(computed, factor_specs)))
 
     def solve_and_store(index: tuple[int, ...]) -> None:
-        for factor, value in zip(factors, solve_one(index), strict=True):
+        for factor, value in zip(factors, groups.apply(index, solve_or_fail, x), strict=True):
             factor[index] = value
 
     indices = list(np.ndindex(*own))
@@ -215,10 +198,6 @@ def _solve_per_matrix(
 def _failed(shape: tuple[int, ...], kind: np.dtype) -> np.ndarray:
     # NaN factors make the backward's solves give NaN; integer factors (pivots) stay valid
     return np.full(shape, np.nan if np.issubdtype(kind, np.floating) else 0, kind)
-
-
-def _element(index: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(0 if size == 1 else i for i, size in zip(index, batch))
 
 
 def outer_sum(u: jax.Array, v: jax.Array, shape: tuple[int, ...]) -> jax.Array:

@@ -11,6 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._coefficient_groups import CoefficientGroups
+
 
 def per_filter(
     coefficients: Sequence[np.ndarray],
@@ -26,24 +28,11 @@ def per_filter(
     ``axis`` but only one set of coefficients, so a batch of signals through one filter is
     one call, and a batch of filters is a loop.
     """
-    batches = [c.shape[: c.ndim - r] for c, r in zip(coefficients, ranks)]
-    rank = max(len(b) for b in (*batches, x.shape[:-1]))
-    batches = [(1,) * (rank - len(b)) + b for b in batches]
-    own = np.broadcast_shapes(*batches)
-    x = np.asarray(x, np.float64).reshape((1,) * (rank + 1 - x.ndim) + x.shape)
-    batch = np.broadcast_shapes(own, x.shape[:-1])
-    x = np.broadcast_to(x, batch + x.shape[-1:])
-    y = np.empty(x.shape)
-    for index in np.ndindex(*own):
-        cores = [
-            np.asarray(c, np.float64).reshape(b + c.shape[c.ndim - r :])[
-                tuple(0 if size == 1 else i for i, size in zip(index, b))
-            ]
-            for c, b, r in zip(coefficients, batches, ranks)
-        ]
-        where = tuple(i if size != 1 else slice(None) for i, size in zip(index, own))
-        block = x[where]
-        y[where] = apply(*cores, block.reshape(-1, block.shape[-1])).reshape(block.shape)
+    float64 = [np.asarray(c, np.float64) for c in coefficients]
+    groups = CoefficientGroups(float64, ranks, np.asarray(x, np.float64), 1)
+    y = np.empty(groups.shape)
+    for index in np.ndindex(*groups.coefficient_batch):
+        groups.apply(index, lambda *args: (apply(*args),), y)
     return y
 
 
