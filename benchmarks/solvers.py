@@ -416,6 +416,27 @@ def minimize_rows(rounds: int, methods: tuple[str, ...]) -> None:
             rounds,
         )
 
+        # the same problems through a vectorized objective (Chained at n = 2 is Rosenbrock):
+        # its batched NumPy code costs about twice the scalar formulas per call, so the
+        # bridge is compared with SciPy's loop calling that same code
+        batched = Minimize(Chained(), method=method)
+        vectorized = jax.jit(jax.vmap(batched))
+        vectorized_loss = jax.jit(
+            jax.value_and_grad(lambda x0, t: jax.vmap(batched)(x0, t).sum(), 1)
+        )
+        table(
+            f"Minimize({method}), vmap over {BATCH} Rosenbrock problems, a vectorized objective",
+            {
+                "scipy.optimize.minimize, Python loop, fun = the objective's forward + backward": (
+                    functools.partial(split, objective=Chained())
+                ),
+                "jit(vmap(Minimize)) value": lambda: vectorized(x0, theta),
+                "jit(value_and_grad) in theta": lambda: vectorized_loss(x0, theta),
+            },
+            "scipy.optimize.minimize, Python loop, fun = the objective's forward + backward",
+            rounds,
+        )
+
 
 def chained_rows(rounds: int) -> None:
     """One problem of 50 unknowns: the price of second derivatives without a hook."""
