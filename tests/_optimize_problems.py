@@ -11,6 +11,7 @@ import jax
 import numpy as np
 
 import jaxbridge as jb
+from jaxbridge.adapters.optimize import Linprog
 
 # --------------------------------------------------------------------------- Kepler
 
@@ -292,3 +293,21 @@ def ball_projection(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     norm = np.linalg.norm(t)
     jac_t = r / norm * (np.eye(2) - np.outer(t, t) / norm**2)
     return r * t / norm, np.concatenate([jac_t, (t / norm)[:, None]], axis=1)
+
+
+# --------------------------------------------------------------------------- Linprog
+
+
+class NondegenerateLinprog(Linprog):
+    """``Linprog`` whose drawn problems (n = p = 2, no equalities) are non-degenerate with a
+    margin: ``A_ub`` within 0.1 of the identity and ``b_ub`` positive put the vertex
+    ``x = A_ub⁻¹ b_ub`` well inside the bounds ``[-10 ± 1, 10 ± 1]``, and ``c`` in [-1.25,
+    -0.75] gives both inequalities multipliers ``A_ub⁻ᵀ c`` below about -0.4."""
+
+    domains = {
+        "c": lambda raw: -1.0 - 0.25 * raw,
+        "A_ub": lambda raw: np.eye(raw.shape[-1]) + 0.1 * raw,
+        "b_ub": "positive",
+        "lower": lambda raw: -10.0 + raw,
+        "upper": lambda raw: 10.0 + raw,
+    }

@@ -5,6 +5,7 @@ from _optimize_problems import (
     Distance,
     Growth,
     Kepler,
+    NondegenerateLinprog,
     Nonnegative,
     Rosenbrock,
     SimplexDistance,
@@ -14,6 +15,7 @@ from _properties import HOST_RULES, Case, property_tests
 
 from jaxbridge.adapters.optimize import (
     LeastSquares,
+    LinearSumAssignment,
     Minimize,
     MinimizeBounded,
     MinimizeConstrained,
@@ -36,5 +38,13 @@ CASES = [
         float32=False,
     ),
     Case(LeastSquares(Growth()), sizes={"n": 2, "p": 4}, skipped=HOST_RULES, float32=False),
+    Case(NondegenerateLinprog(), sizes={"n": 2, "p": 2, "q": 0}, skipped=HOST_RULES),
+    # integers out: no derivative checks apply (tests/test_optimize_assignment.py checks the
+    # optimal cost's, written in JAX from the matching, against SciPy's)
+    Case(
+        LinearSumAssignment(),
+        sizes={"n": 3, "m": 4},
+        skipped=frozenset({"grad", "jvp", "transpose", "hessian", "linear_transpose"}),
+    ),
 ]
 test_check_adapter_passes, test_every_check_runs_that_should = property_tests(CASES, quick={"Root"})

@@ -11,6 +11,8 @@ threads would not overlap them.
 
 from ._implicit import OptimizeError as OptimizeError
 from .least_squares import LeastSquares as LeastSquares
+from .linear_sum_assignment import LinearSumAssignment as LinearSumAssignment
+from .linprog import Linprog as Linprog
 from .minimize import Minimize as Minimize
 from .minimize_bounded import MinimizeBounded as MinimizeBounded
 from .minimize_constrained import MinimizeConstrained as MinimizeConstrained
@@ -18,6 +20,8 @@ from .root import Root as Root
 
 __all__ = [
     "LeastSquares",
+    "LinearSumAssignment",
+    "Linprog",
     "Minimize",
     "MinimizeBounded",
     "MinimizeConstrained",
@@ -30,6 +34,6 @@ __all__ = [
 _scipy_module = "scipy.optimize"
 _catalogue_adapters = (
     "`Minimize`, `MinimizeBounded`, `MinimizeConstrained` (SLSQP, trust-constr), `Root`, "
-    "`LeastSquares`"
+    "`LeastSquares`, `Linprog`, `LinearSumAssignment`"
 )
-_catalogue_derivatives = "first order (implicit function theorem, KKT)"
+_catalogue_derivatives = "first order (implicit function theorem, KKT, a linear program's vertex)"

@@ -1,0 +1,153 @@
+"""``Linprog``: SciPy's values; derivatives against HiGHS's own duals and central
+differences of ``scipy.optimize.linprog``; degenerate and infeasible problems refused."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.optimize
+
+from jaxbridge import host_errors
+from jaxbridge.adapters.optimize import Linprog, OptimizeError
+from jaxbridge.testing import check_adapter
+
+# min c·x with x0 + x1 + x2 = 5, x0 + 2 x1 <= 6, 2 x0 + x1 <= 7, 0 <= x <= 4: the vertex
+# (8/3, 5/3, 2/3) where the equality and both inequalities hold, every multiplier nonzero
+C = np.array([-1.0, -2.0, 0.5])
+A_UB = np.array([[1.0, 2.0, 0.0], [2.0, 1.0, 0.0]])
+B_UB = np.array([6.0, 7.0])
+A_EQ = np.array([[1.0, 1.0, 1.0]])
+B_EQ = np.array([5.0])
+LOWER, UPPER = np.zeros(3), np.full(3, 4.0)
+ARGS = (C, A_UB, B_UB, A_EQ, B_EQ, LOWER, UPPER)
+
+
+def scipy_linprog(c, a_ub, b_ub, a_eq, b_eq, lower, upper):
+    return scipy.optimize.linprog(c, a_ub, b_ub, a_eq, b_eq, np.stack([lower, upper], -1))
+
+
+def central(fun, args, index, h=1e-6):
+    """Central differences of ``fun(*args)`` in argument ``index``, one entry at a time."""
+    base = np.asarray(args[index], np.float64)
+    columns = []
+    for i in np.ndindex(base.shape):
+        step = np.zeros_like(base)
+        step[i] = h
+        up, down = list(args), list(args)
+        up[index], down[index] = base + step, base - step
+        columns.append((np.asarray(fun(*up)) - np.asarray(fun(*down))) / (2 * h))
+    return np.stack(columns, -1).reshape(np.shape(fun(*args)) + base.shape)
+
+
+def test_values_are_scipys():
+    with jax.enable_x64(True):
+        x, fun = Linprog()(*map(jnp.asarray, ARGS))
+    expected = scipy_linprog(*ARGS)
+    np.testing.assert_array_equal(x, expected.x)
+    assert float(fun) == expected.fun
+    np.testing.assert_allclose(expected.x, [8 / 3, 5 / 3, 2 / 3], rtol=1e-14)
+
+
+def test_defaults_are_scipys_no_constraints_and_nonnegative_x():
+    """``Linprog()(c, A_ub, b_ub)``: no equalities, SciPy's default bounds ``0 <= x``."""
+    c, a, b = np.array([-1.0, -2.0]), np.array([[1.0, 1.0], [1.0, 3.0]]), np.array([4.0, 6.0])
+    with jax.enable_x64(True):
+        x, fun = Linprog()(c, a, b)
+        dfun_db = jax.grad(lambda b: Linprog()(c, a, b)[1])(jnp.asarray(b))
+    expected = scipy.optimize.linprog(c, a, b)
+    np.testing.assert_array_equal(x, expected.x)
+    np.testing.assert_allclose(dfun_db, expected.ineqlin.marginals, rtol=1e-12)
+
+
+def test_the_values_derivatives_in_right_hand_sides_and_bounds_are_the_duals():
+    """HiGHS's marginals, the sensitivities of the optimal value, are independent of the
+    derivative rule (one LP dual solve)."""
+    expected = scipy_linprog(*ARGS)
+    with jax.enable_x64(True):
+        grads = jax.grad(lambda *a: Linprog()(*a)[1], argnums=(2, 4, 5, 6))(*map(jnp.asarray, ARGS))
+    np.testing.assert_allclose(grads[0], expected.ineqlin.marginals, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(grads[1], expected.eqlin.marginals, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(grads[2], expected.lower.marginals, atol=1e-15)
+    np.testing.assert_allclose(grads[3], expected.upper.marginals, atol=1e-15)
+
+
+@pytest.mark.parametrize("index", range(7), ids=["c", "A_ub", "b_ub", "A_eq", "b_eq", "lo", "up"])
+def test_solution_derivatives_match_central_differences_of_scipy(index):
+    with jax.enable_x64(True):
+        jacobian = jax.jacrev(lambda *a: Linprog()(*a)[0], argnums=index)(*map(jnp.asarray, ARGS))
+        forward = jax.jacfwd(lambda *a: Linprog()(*a)[0], argnums=index)(*map(jnp.asarray, ARGS))
+    expected = central(lambda *a: scipy_linprog(*a).x, ARGS, index)
+    np.testing.assert_allclose(jacobian, expected, atol=1e-8)
+    np.testing.assert_allclose(forward, jacobian, rtol=1e-13, atol=1e-15)
+    assert np.abs(expected).max() > 0.1 or index in (0, 5, 6)  # (the rows that move x)
+
+
+def test_check_adapter_passes():
+    with jax.enable_x64(True):
+        check_adapter(
+            Linprog(),
+            *map(jnp.asarray, ARGS),
+            seed=0,
+            checks=("specs", "jit", "grad", "jvp", "transpose"),
+        )
+
+
+def test_vmap_over_right_hand_sides_is_a_loop():
+    b_ubs = np.stack([B_UB, B_UB + 0.5, B_UB - 0.25])
+    with jax.enable_x64(True):
+        xs, funs = jax.jit(jax.vmap(Linprog(), (None, None, 0, None, None, None, None)))(
+            *map(jnp.asarray, (C, A_UB, b_ubs, A_EQ, B_EQ, LOWER, UPPER))
+        )
+    for x, fun, b in zip(xs, funs, b_ubs):
+        expected = scipy_linprog(C, A_UB, b, A_EQ, B_EQ, LOWER, UPPER)
+        np.testing.assert_array_equal(x, expected.x)
+        assert float(fun) == expected.fun
+
+
+def test_a_degenerate_optimum_has_no_derivative_and_says_so():
+    """A third inequality through the same vertex: four constraints hold for three unknowns."""
+    a_ub = np.vstack([A_UB, [1.0, 0.0, 1.0]])
+    b_ub = np.append(B_UB, 10 / 3)  # 8/3 + 2/3: tight at the vertex
+    args = (C, a_ub, b_ub, A_EQ, B_EQ, LOWER, UPPER)
+    with jax.enable_x64(True):
+        x, _ = Linprog()(*map(jnp.asarray, args))
+        np.testing.assert_allclose(x, [8 / 3, 5 / 3, 2 / 3], rtol=1e-12)  # the value is fine
+        with (
+            host_errors(),
+            pytest.raises(OptimizeError, match=r"Linprog.*degenerate.*4 constraints"),
+        ):
+            jax.grad(lambda b: Linprog()(C, a_ub, b, A_EQ, B_EQ, LOWER, UPPER)[1])(
+                jnp.asarray(b_ub)
+            )
+        nan = jax.grad(lambda b: Linprog(on_failure="nan")(C, a_ub, b, A_EQ, B_EQ, LOWER, UPPER)[1])
+        assert np.isnan(nan(jnp.asarray(b_ub))).all()
+
+
+def test_an_optimal_face_is_degenerate():
+    """``c`` parallel to an inequality: the whole edge ``x0 + x1 = 4`` is optimal, HiGHS
+    returns its end (4, 0), where ``x1 >= 0`` holds with a zero multiplier."""
+    c, a, b = np.array([-1.0, -1.0]), np.array([[1.0, 1.0]]), np.array([4.0])
+    with (
+        jax.enable_x64(True),
+        host_errors(),
+        pytest.raises(OptimizeError, match="Linprog.*degenerate.*zero multiplier"),
+    ):
+        jax.jacrev(lambda b: Linprog()(c, a, b)[0])(jnp.asarray(b))
+
+
+def test_infeasible_and_unbounded_problems_fail_naming_the_adapter():
+    c, a, b = np.array([1.0, 1.0]), np.array([[1.0, 1.0]]), np.array([-1.0])  # x >= 0
+    with jax.enable_x64(True):
+        with pytest.raises(OptimizeError, match=r"Linprog.*status 2"):
+            Linprog()(c, a, b)
+        x, fun = Linprog(on_failure="nan")(c, a, b)
+        assert np.isnan(x).all() and np.isnan(fun)
+        with pytest.raises(OptimizeError, match=r"Linprog.*status 3"):  # x1 grows for ever
+            Linprog()(-c, np.array([[1.0, -1.0]]), np.array([1.0]))
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="Linprog.*'method'"):
+        Linprog(method="simplex")
+    with jax.enable_x64(True), pytest.raises(ValueError, match="Linprog.*'lower'"):
+        Linprog()(C, A_UB, B_UB, A_EQ, B_EQ, np.full(3, np.nan), UPPER)
