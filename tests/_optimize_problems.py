@@ -11,7 +11,7 @@ import jax
 import numpy as np
 
 import jaxbridge as jb
-from jaxbridge.adapters.optimize import Linprog
+from jaxbridge.adapters.optimize import Linprog, Nnls
 
 # --------------------------------------------------------------------------- Kepler
 
@@ -311,3 +311,21 @@ class NondegenerateLinprog(Linprog):
         "lower": lambda raw: -10.0 + raw,
         "upper": lambda raw: 10.0 + raw,
     }
+
+
+def _nnls_matrix(raw: np.ndarray) -> np.ndarray:
+    """Within 0.1 of ``[[1, 0], [0, 1], [0, 0]]``."""
+    return np.eye(*raw.shape[-2:]) + 0.1 * raw
+
+
+def _nnls_target(raw: np.ndarray) -> np.ndarray:
+    """About ``(1, -1, 0)``: the first entry of ``x`` near 1, the second held at 0 by a
+    multiplier near 1."""
+    return np.array([1.0, -1.0, 0.0]) + np.array([0.25, 0.25, 0.5]) * raw
+
+
+class NondegenerateNnls(Nnls):
+    """``Nnls`` whose drawn problems (m = 3, n = 2) have one positive entry and one held at
+    zero, both with a margin, so that finite differences keep the active set."""
+
+    domains = {"A": _nnls_matrix, "b": _nnls_target}

@@ -6,6 +6,7 @@ from _optimize_problems import (
     Growth,
     Kepler,
     NondegenerateLinprog,
+    NondegenerateNnls,
     Nonnegative,
     Rosenbrock,
     SimplexDistance,
@@ -39,6 +40,7 @@ CASES = [
     ),
     Case(LeastSquares(Growth()), sizes={"n": 2, "p": 4}, skipped=HOST_RULES, float32=False),
     Case(NondegenerateLinprog(), sizes={"n": 2, "p": 2, "q": 0}, skipped=HOST_RULES),
+    Case(NondegenerateNnls(), sizes={"m": 3, "n": 2}, skipped=HOST_RULES),
     # integers out: no derivative checks apply (tests/test_optimize_assignment.py checks the
     # optimal cost's, written in JAX from the matching, against SciPy's)
     Case(

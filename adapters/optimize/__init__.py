@@ -16,6 +16,7 @@ from .linprog import Linprog as Linprog
 from .minimize import Minimize as Minimize
 from .minimize_bounded import MinimizeBounded as MinimizeBounded
 from .minimize_constrained import MinimizeConstrained as MinimizeConstrained
+from .nnls import Nnls as Nnls
 from .root import Root as Root
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "Minimize",
     "MinimizeBounded",
     "MinimizeConstrained",
+    "Nnls",
     "OptimizeError",
     "Root",
 ]
@@ -34,6 +36,6 @@ __all__ = [
 _scipy_module = "scipy.optimize"
 _catalogue_adapters = (
     "`Minimize`, `MinimizeBounded`, `MinimizeConstrained` (SLSQP, trust-constr), `Root`, "
-    "`LeastSquares`, `Linprog`, `LinearSumAssignment`"
+    "`LeastSquares`, `Linprog`, `Nnls`, `LinearSumAssignment`"
 )
 _catalogue_derivatives = "first order (implicit function theorem, KKT, a linear program's vertex)"

@@ -1,0 +1,90 @@
+"""``Nnls``: SciPy's values; derivatives on the active set against central differences of
+``scipy.optimize.nnls`` and a closed form; degenerate solutions refused."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.optimize
+
+from jaxbridge import host_errors
+from jaxbridge.adapters.optimize import Nnls, OptimizeError
+from jaxbridge.testing import check_adapter
+
+RNG = np.random.default_rng(3)
+A = RNG.normal(size=(8, 5))
+B = RNG.normal(size=8)
+
+
+def central(fun, args, index, h=1e-6):
+    base = np.asarray(args[index], np.float64)
+    columns = []
+    for i in np.ndindex(base.shape):
+        step = np.zeros_like(base)
+        step[i] = h
+        up, down = list(args), list(args)
+        up[index], down[index] = base + step, base - step
+        columns.append((np.asarray(fun(*up)) - np.asarray(fun(*down))) / (2 * h))
+    return np.stack(columns, -1).reshape(np.shape(fun(*args)) + base.shape)
+
+
+def test_values_are_scipys_with_zeros_in_the_solution():
+    with jax.enable_x64(True):
+        x, rnorm = Nnls()(A, B)
+    expected = scipy.optimize.nnls(A, B)
+    np.testing.assert_array_equal(x, expected[0])
+    assert float(rnorm) == expected[1]
+    assert 0 < (expected[0] == 0).sum() < 5  # (a problem with an active set to test)
+
+
+@pytest.mark.parametrize("output", [0, 1], ids=["x", "rnorm"])
+@pytest.mark.parametrize("index", [0, 1], ids=["A", "b"])
+def test_derivatives_match_central_differences_of_scipy(output, index):
+    with jax.enable_x64(True):
+        reverse = jax.jacrev(lambda *a: Nnls()(*a)[output], argnums=index)(A, B)
+        forward = jax.jacfwd(lambda *a: Nnls()(*a)[output], argnums=index)(A, B)
+    expected = central(lambda *a: scipy.optimize.nnls(*a)[output], (A, B), index)
+    np.testing.assert_allclose(reverse, expected, atol=1e-8)
+    np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-14)
+    assert np.abs(expected).max() > 0.1
+
+
+def test_closed_form_of_one_positive_entry():
+    """``A = [[1, 0], [0, 1], [0, 0]]``, ``b = (2, -1, 3)``: ``x = (2, 0)``, ``r = (0, -1,
+    3)``; ``∂x0/∂b0 = 1``, the second entry's multiplier ``1`` keeps it at zero, and
+    ``∂rnorm/∂b = r/‖r‖``."""
+    a, b = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), np.array([2.0, -1.0, 3.0])
+    with jax.enable_x64(True):
+        x, rnorm = Nnls()(a, b)
+        dx = jax.jacrev(lambda b: Nnls()(a, b)[0])(jnp.asarray(b))
+        dr = jax.grad(lambda b: Nnls()(a, b)[1])(jnp.asarray(b))
+    np.testing.assert_array_equal(x, [2.0, 0.0])
+    np.testing.assert_allclose(rnorm, np.sqrt(10.0), rtol=1e-15)
+    np.testing.assert_array_equal(dx, [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(dr, np.array([0.0, -1.0, 3.0]) / np.sqrt(10.0), rtol=1e-15)
+
+
+def test_check_adapter_and_vmap():
+    bs = np.stack([B, B + 0.1, -B])
+    with jax.enable_x64(True):
+        check_adapter(Nnls(), A, B, seed=0, checks=("specs", "jit", "grad", "jvp", "transpose"))
+        xs, _ = jax.jit(jax.vmap(Nnls(), (None, 0)))(A, bs)
+    for x, b in zip(xs, bs):
+        np.testing.assert_array_equal(x, scipy.optimize.nnls(A, b)[0])
+
+
+def test_a_degenerate_solution_has_no_derivative_and_says_so():
+    """``b = (2, 0, 3)``: the second entry is 0 with a zero multiplier."""
+    a, b = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), np.array([2.0, 0.0, 3.0])
+    with jax.enable_x64(True):
+        with host_errors(), pytest.raises(OptimizeError, match="Nnls.*degenerate.*zero multiplier"):
+            jax.jacrev(lambda b: Nnls()(a, b)[0])(jnp.asarray(b))
+        nan = jax.jacrev(lambda b: Nnls(on_failure="nan")(a, b)[0])(jnp.asarray(b))
+    assert np.isnan(nan).all()
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="Nnls.*'maxiter'"):
+        Nnls(maxiter=0)
+    with jax.enable_x64(True), pytest.raises(OptimizeError, match="Nnls.*'A'.*non-finite"):
+        Nnls()(np.full((3, 2), np.nan), np.ones(3))
