@@ -85,6 +85,13 @@ EXAMPLES = {
         "Opacity fit:",
         "Success: the fitted temperature and density are within 0.5% of the true ones.",
     ),
+    "matching_registration.py": (
+        ["--fast"],
+        "Matching registration:",
+        "Success: the fitted rotation and shift are within 1e-3 of the true ones; Linprog's "
+        "transport plan costs what the assignment does, and its degenerate plan's derivative "
+        "is refused.",
+    ),
     "lattice_modes.py": (
         ["--fast"],
         "Lattice modes:",
@@ -107,6 +114,7 @@ SLOW = {
     "newton_lqr.py",
     "opacity_fit.py",
     "lattice_modes.py",
+    "matching_registration.py",
 }
 
 
