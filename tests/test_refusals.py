@@ -106,6 +106,26 @@ def test_check_refuses_in_rules_written_in_jax(transform):
     np.testing.assert_array_equal(np.ravel(good), np.ravel(transform(Scale(), *GOOD)))
 
 
+class CheckedVjpScale(CheckedScale):
+    """Its rules from ``jax.vjp`` of the formula: the cotangent of an argument the batch
+    broadcast comes back summed over the batch, in the argument's own shape."""
+
+    def pullback(self, res, g):
+        return jax.vjp(lambda a, x: a[..., None] * x, *res[:2])[1](g)
+
+
+def test_check_leaves_a_summed_cotangent_of_a_broadcast_argument_as_it_is():
+    """``check``'s zeros once had the batch's shape: added to ``a``'s summed cotangent they
+    broadcast it back to the batch, and the bridge summed it again (3x for 3 elements)."""
+    xs = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, -1.0]], np.float32)
+
+    def loss(adapter, a):
+        return jax.vmap(adapter, (None, 0))(a, xs).sum()
+
+    got = jax.grad(lambda a: loss(CheckedVjpScale(), a))(GOOD[0])
+    np.testing.assert_allclose(got, xs.sum(), rtol=1e-6)
+
+
 def test_check_adapter_passes_an_adapter_that_refuses_in_check():
     check_adapter(CheckedScale(), *GOOD, refused=BAD)
 

@@ -47,7 +47,7 @@ def pullback(
         )
     if not overrides(adapter, "pullback"):
         return list(got)  # (the host backward ran the check)
-    return checked(adapter, plan, res, list(got), plan.ranks)
+    return checked(adapter, plan, res, list(got))
 
 
 @per_object  # (weakly: adapter classes made at run time must be freed)
@@ -55,19 +55,17 @@ def _takes_wanted(cls: type) -> bool:
     return "wanted" in inspect.signature(cls.pullback).parameters
 
 
-def checked(
-    adapter: AdapterLike, plan: Plan, res: Sequence[Any], got: list, ranks: Sequence[int]
-) -> list:
-    """The results ``got`` (core ranks ``ranks``) of a rule written in JAX, made to depend
+def checked(adapter: AdapterLike, plan: Plan, res: Sequence[Any], got: list) -> list:
+    """The results ``got`` of a rule written in JAX, made to depend
     on ``adapter.check`` of the inputs (the first of ``res``) where the adapter defines one:
     a host rule runs it itself, but a rule in JAX may not call the host at all."""
     if not overrides(adapter, "check") or all(x is None for x in got):
         return got
     (zeros,) = bind(Check(adapter), res[: len(plan.args)])  # of the call's batch shape
-    return [
-        None if x is None else x + zeros.reshape(zeros.shape + (1,) * r).astype(x.dtype)
-        for x, r in zip(got, ranks)
-    ]
+    # one zero: the cotangent of an argument the batch broadcast is summed over the batch
+    # already, and zeros of the batch's shape would broadcast it back (then summed again)
+    zero = zeros.sum()
+    return [None if x is None else x + zero.astype(x.dtype) for x in got]
 
 
 @held_weakly  # (by JAX's caches: see held_weakly)
