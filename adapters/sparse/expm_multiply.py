@@ -11,6 +11,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.sparse
 import scipy.sparse.linalg
 
 import jaxbridge as jb
@@ -18,10 +19,16 @@ import jaxbridge as jb
 from .._failure import require_finite
 from ._pattern import Pattern
 
-NODES = 12
-"""Gauss-Legendre nodes per panel of the Fréchet integral (``_ExpmMultiplyDataCotangent``):
-on a panel of length ``h`` with ``h ||t a||_1 <= 1`` its error is below ``2^24 / 24!``,
-about 3e-17, relative."""
+THETA = 3.0
+"""The largest ``h ||t a - μ||₁`` of a panel of the Fréchet integral
+(``_ExpmMultiplyDataCotangent``): larger panels take fewer sparse products per unit of norm
+(Taylor degree 30 here, 10 products per unit of norm) but let rounding grow by up to ``e^(2 THETA)``
+where the series cancels."""
+
+KEPT_BYTES = 2**27
+"""The most memory the panels' Taylor terms may take, kept from the pass that steps
+``[p; q]`` to the pass that integrates; beyond it they are computed again (twice the
+sparse products, memory of ``2n`` vectors per panel, not ``2n (m + 1)``)."""
 
 
 class ExpmMultiply(jb.Adapter):
@@ -43,8 +50,9 @@ class ExpmMultiply(jb.Adapter):
       ``expm(t [[a, e], [0, a]]) [0; b]`` (Higham, Functions of Matrices, 3.2), this adapter
       on the 2n x 2n block pattern, so every order in forward mode.
     - in ``data``, reverse mode: ``t ∫₀¹ (expm(s t aᵀ) g)[r] (expm((1 - s) t a) b)[c] ds`` at
-      each stored entry ``(r, c)``, by Gauss-Legendre quadrature on the host (``NODES``
-      nodes on each of ``ceil(||t a||_1)`` panels, accurate to rounding): first order only
+      each stored entry ``(r, c)`` on the host: Taylor series of ``p`` and ``q`` on panels
+      of ``[0, 1]`` (``THETA``), their product integrated exactly by Gauss-Legendre
+      nodes, accurate to rounding, about ``10 ||t a||_1`` sparse products): first order only
       in ``data`` (its own derivatives in ``b``, ``t`` and the cotangent are there, so
       mixed second derivatives with ``data`` work; a second reverse-mode derivative in
       ``data`` alone is an error naming the rule; ``jacfwd(jacfwd)`` works).
@@ -165,38 +173,113 @@ class _ExpmMultiplyDataCotangent(jb.Adapter):
 
     def _quadrature(self, data, b, t, g, with_t: bool = False):
         """The cotangent ``t ∫₀¹ p(s)[r] q(s)[c] ds`` with ``p(s) = expm(s t aᵀ) g``,
-        ``q(s) = expm((1 - s) t a) b``, and (``with_t``) its derivative in ``t``."""
+        ``q(s) = expm((1 - s) t a) b``, and (``with_t``) its derivative in ``t``.
+
+        ``x = t a`` shifted by ``μ = trace(x) / n`` (``p q`` then carries ``e^μ``, exactly);
+        ``[0, 1]`` cut into ``K`` panels of length ``h`` with ``h ||x - μ||₁ <= THETA`` (the
+        larger of the one- and infinity-norms). One pass of Taylor series of degree ``m``
+        (the block-diagonal ``diag(xᵀ - μ, x - μ)`` on ``[p; q]``, ``m`` sparse products a
+        panel) steps ``p`` up from ``s = 0`` and ``q`` down from ``s = 1`` at once, each
+        panel's terms kept (``KEPT_BYTES``); in each panel ``p`` and ``q`` are then
+        polynomials of degree ``m`` in ``s``, and ``m + 1`` Gauss-Legendre nodes integrate
+        their product exactly:
+        what is left is the Taylor remainder, below ``2^-53`` relative."""
         pattern = self.owner._pattern
         t = float(t)
+        n, nnz = pattern.n, pattern.nnz
+        b = np.asarray(b, np.float64)
+        g = np.asarray(g, np.float64)
+        if nnz == 0 or b.size == 0:
+            return np.zeros(nnz), np.zeros(nnz)
         a = pattern.matrix(data)
         x = t * a
-        panels = max(1, math.ceil(float(abs(x).sum(axis=0).max())))
-        unit_nodes, unit_weights = np.polynomial.legendre.leggauss(NODES)
-        starts = np.arange(panels) / panels
-        nodes = (starts[:, None] + (unit_nodes + 1) / (2 * panels)).ravel()
-        weights = np.tile(unit_weights / (2 * panels), panels)
-        # q(s) = expm((1 - s) x) b at every node, stepping down from s = 1
-        q = np.empty((len(nodes),) + b.shape)
-        current, at = np.asarray(b, np.float64), 1.0
-        for i in range(len(nodes) - 1, -1, -1):
-            current = _expm_multiply((at - nodes[i]) * x, current)
-            q[i], at = current, nodes[i]
-        # p(s) = expm(s xᵀ) g, stepping up from s = 0, summed against q as it goes
-        integral, along_t = np.zeros(pattern.nnz), np.zeros(pattern.nnz)
-        current, at = np.asarray(g, np.float64), 0.0
-        xt, at_ = x.T.tocsr(), a.T.tocsr()
+        mu = float(x.diagonal().sum()) / n
+        shifted = scipy.sparse.csr_array(x - mu * scipy.sparse.eye_array(n, format="csr"))
+        block = scipy.sparse.csr_array(scipy.sparse.block_diag([shifted.T, shifted], format="csr"))
+        norm = float(abs(block).sum(axis=0).max()) if block.nnz else 0.0
+        panels = max(1, math.ceil(norm / THETA))
+        h = 1.0 / panels
+        degree = _taylor_degree(h * norm)
+        columns_b = b.shape[1]
+
+        def taylor(z: np.ndarray) -> np.ndarray:
+            """The Taylor terms ``h^j block^j z / j!``, ``j = 0 .. m``."""
+            out = np.empty((degree + 1,) + z.shape)
+            out[0] = z
+            for j in range(degree):
+                out[j + 1] = (block @ out[j]) * (h / (j + 1))
+            return out
+
+        # the states z_k = [p; q] at each panel's start, normalized (their log scales kept),
+        # with their Taylor terms where these fit in KEPT_BYTES (else computed again below)
+        keep = panels * (degree + 1) * 2 * n * columns_b * 8 <= KEPT_BYTES
+        states = np.empty((panels, 2 * n, columns_b))
+        kept: list[np.ndarray] = []
+        logs = np.zeros((panels, 2))
+        current = np.concatenate([g, b])
+        log_p = log_q = 0.0
+        for k in range(panels):
+            size_p, size_q = np.abs(current[:n]).max(), np.abs(current[n:]).max()
+            size_p = size_p if size_p > 0 else 1.0
+            size_q = size_q if size_q > 0 else 1.0
+            current[:n] /= size_p
+            current[n:] /= size_q
+            log_p, log_q = log_p + math.log(size_p), log_q + math.log(size_q)
+            logs[k] = log_p, log_q
+            states[k] = current
+            if k == panels - 1 and not keep:
+                break
+            terms = taylor(current)
+            if keep:
+                kept.append(terms)
+            current = terms.sum(axis=0)
+        # p on panel k from s_k (step k), q from s_{k+1} = 1 - (K - 1 - k) h (step K - 1 - k)
+        unit_nodes, unit_weights = np.polynomial.legendre.leggauss(degree + 1)
+        u = (unit_nodes + 1) / 2
+        weights = unit_weights * (h / 2)
+        powers = np.arange(degree + 1)
+        up = u[:, None] ** powers  # p(s_k + u h) = Σ_j u^j terms_j
+        down = (1 - u)[:, None] ** powers  # q(s_k + u h) = Σ_j (1 - u)^j terms_j
         rows, columns = pattern.rows, pattern.columns
-        for i, s in enumerate(nodes):
-            current = _expm_multiply((s - at) * xt, current)
-            at = s
-            integral += weights[i] * np.einsum("ep,ep->e", current[rows], q[i][columns])
+        integral, along_t = np.zeros(nnz), np.zeros(nnz)
+        at_ = a.T.tocsr() if with_t else None
+        for k in range(panels):
+            other = panels - 1 - k
+            factor = math.exp(mu + logs[k, 0] + logs[other, 1])
+            if factor == 0.0:
+                continue
+            if keep:
+                p_terms, q_terms = kept[k][:, :n], kept[other][:, n:]
+            else:
+                p_terms = taylor(np.concatenate([states[k, :n], states[other, n:]]))
+                p_terms, q_terms = p_terms[:, :n], p_terms[:, n:]
+            p = np.einsum("ij,jnc->inc", up, p_terms)  # (nodes, n, columns)
+            q = np.einsum("ij,jnc->inc", down, q_terms)
+            integral += factor * np.einsum("i,iec,iec->e", weights, p[:, rows], q[:, columns])
             if with_t:  # d/dt: p' = s aᵀ p, q' = (1 - s) a q
-                p_dot, q_dot = s * (at_ @ current), (1 - s) * (a @ q[i])
-                along_t += weights[i] * (
-                    np.einsum("ep,ep->e", p_dot[rows], q[i][columns])
-                    + np.einsum("ep,ep->e", current[rows], q_dot[columns])
+                s = (k + u) * h
+                nodes = len(u)
+                flat_p = p.transpose(1, 0, 2).reshape(n, -1)
+                flat_q = q.transpose(1, 0, 2).reshape(n, -1)
+                p_dot = (at_ @ flat_p).reshape(n, nodes, columns_b).transpose(1, 0, 2)
+                q_dot = (a @ flat_q).reshape(n, nodes, columns_b).transpose(1, 0, 2)
+                along_t += factor * (
+                    np.einsum("i,iec,iec->e", weights * s, p_dot[:, rows], q[:, columns])
+                    + np.einsum("i,iec,iec->e", weights * (1 - s), p[:, rows], q_dot[:, columns])
                 )
         return t * integral, integral + t * along_t
+
+
+def _taylor_degree(size: float) -> int:
+    """The least ``m`` with ``size^(m+1) / (m+1)! <= 2^-53 e^(-2 size)``: the remainder of the
+    Taylor series of ``expm(h x) z`` (``||h x||₁ <= size``), relative to the smallest the
+    result can be, ``e^(-size) ||z||``, with a factor ``e^(-size)`` to spare."""
+    bound = 2.0**-53 * math.exp(-2 * size)
+    m, term = 0, size  # term = size^(m+1) / (m+1)!
+    while term > bound:
+        m += 1
+        term *= size / (m + 1)
+    return m
 
 
 _NO_SECOND_REVERSE = (
