@@ -10,8 +10,15 @@ ratios printed beside; then the peak of traced host allocations (NumPy and Pytho
 ``tracemalloc``) of one call of each, beside the n x n dense matrix none of them forms.
 Not a test: nothing is asserted.
 
-    python benchmarks/sparse.py           # g = 317, n = 100,489
+Then ``expm(a) @ b`` (``ExpmMultiply``) on a random nonsymmetric n x n matrix (n = 500,
+about 2,410 stored entries: the diagonal and 1,910 normal entries, one-norm about 40): SciPy's
+``expm_multiply`` called directly, ``jit`` of the adapter's value, ``jit(value_and_grad)`` in
+``data`` of ``Σ w y``, and the same ``value_and_grad`` of the dense ``jax.scipy.linalg.expm``,
+each ÷ SciPy's value.
+
+    python benchmarks/sparse.py           # g = 317, n = 100,489; expm n = 500
     python benchmarks/sparse.py --quick   # g = 40, a smoke run of seconds
+    python benchmarks/sparse.py --expm-only
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import scipy.sparse  # noqa: E402
 import scipy.sparse.linalg  # noqa: E402
 from _timing import medians  # noqa: E402
 
-from jaxbridge.adapters.sparse import Eigsh  # noqa: E402
+from jaxbridge.adapters.sparse import Eigsh, ExpmMultiply  # noqa: E402
 
 
 def laplacian(g: int) -> scipy.sparse.csr_array:
@@ -50,12 +57,62 @@ def peak_mb(run) -> float:
     return peak / 2**20
 
 
+def expm_matrix(n: int, seed: int = 0) -> scipy.sparse.csr_array:
+    """The diagonal (-1.5) and ``3.82 n`` normal entries times 3.5 at random places, CSR."""
+    rng = np.random.default_rng(seed)
+    a = scipy.sparse.random_array(
+        (n, n), density=3.82 / n, rng=rng, format="csr", data_sampler=rng.standard_normal
+    )
+    a = scipy.sparse.csr_array(3.5 * a - 1.5 * scipy.sparse.eye_array(n, format="csr"))
+    a.sort_indices()
+    return a
+
+
+def expm_rows(n: int, rounds: int) -> None:
+    """``ExpmMultiply``'s value and gradient in ``data`` beside SciPy's value and the dense
+    ``jax.scipy.linalg.expm``, printed as ratios to SciPy's value."""
+    a = expm_matrix(n)
+    rng = np.random.default_rng(1)
+    b, w = rng.standard_normal(n), rng.standard_normal(n)
+    expm_multiply = ExpmMultiply(a.indices, a.indptr, a.shape)
+    rows = np.repeat(np.arange(n), np.diff(a.indptr))
+    data = jnp.asarray(a.data)
+
+    def dense_loss(d):
+        matrix = jnp.zeros((n, n)).at[rows, a.indices].add(d)
+        return jnp.sum(w * (jax.scipy.linalg.expm(matrix) @ b))
+
+    value = jax.jit(lambda d: expm_multiply(d, b, 1.0))
+    value_and_grad = jax.jit(jax.value_and_grad(lambda d: jnp.sum(w * expm_multiply(d, b, 1.0))))
+    dense = jax.jit(jax.value_and_grad(dense_loss))
+    contenders = {
+        "scipy expm_multiply (value)": lambda: scipy.sparse.linalg.expm_multiply(a, b),
+        "jit(ExpmMultiply) (value)": lambda: value(data),
+        "jit(value_and_grad) in data": lambda: value_and_grad(data),
+        "dense jax expm value_and_grad": lambda: dense(data),
+    }
+    got, expected = value_and_grad(data), dense(data)
+    assert np.allclose(got[1], expected[1], rtol=1e-9, atol=1e-9 * np.abs(expected[1]).max())
+    times = medians(contenders, rounds)
+    base = times["scipy expm_multiply (value)"]
+    norm = float(abs(a).sum(axis=0).max())
+    print(f"expm(a) @ b, n = {n:,}, nnz = {a.nnz:,}, ||a||_1 = {norm:.1f}, float64,")
+    print(f"medians of {rounds} interleaved rounds")
+    print(f"  {'':30} {'median':>10} {'÷ SciPy':>8}")
+    for name, seconds in times.items():
+        print(f"  {name:30} {seconds * 1e3:>7.2f} ms {seconds / base:>8.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="g = 40 and few rounds")
     parser.add_argument("--grid", type=int, help="grid side g (default 317; 40 with --quick)")
     parser.add_argument("--rounds", type=int, help="timed rounds (default 5, 2 with --quick)")
+    parser.add_argument("--expm-only", action="store_true", help="the ExpmMultiply rows alone")
     options = parser.parse_args()
+    if options.expm_only:
+        expm_rows(500, options.rounds or 5)
+        return
     g = options.grid or (40 if options.quick else 317)
     rounds = options.rounds or (2 if options.quick else 5)
 
@@ -91,6 +148,8 @@ def main() -> None:
     print(f"  a dense n x n float64 matrix would take {n * n * 8 / 2**20:,.0f} MB")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"  peak resident memory of this whole process: {rss:,.0f} MB")
+    print()
+    expm_rows(500, rounds)
 
 
 if __name__ == "__main__":
