@@ -26,7 +26,7 @@ import scipy.stats
 import jaxbridge as jb
 
 from .._rules import total
-from ._families import FAMILIES, Family, refined_t_quantile
+from ._families import FAMILIES, Family, refined_t_quantile, t_quantile
 
 KINDS = ("cdf", "sf", "logcdf", "logsf", "ppf", "isf")
 # scipy.special's names for the gamma and beta cdf and sf, in scipy.special's argument order
@@ -110,19 +110,25 @@ class _Function(jb.Adapter):
         shape = jnp.broadcast_shapes(*(a.shape for a in args))
         return jax.ShapeDtypeStruct(shape, jb.result_dtype(*args))
 
-    def forward(self, *args):
+    def forward(self, *args, residuals=True):
         found = routine(self.routine)
         dtype = jb.result_dtype(*args)
         shapes = [np.asarray(s, np.float64) for s in args[:-1]]
         x = np.asarray(args[-1], np.float64)
-        with np.errstate(all="ignore"):
-            value = np.asarray(found.value(*shapes, x))
-            log_normalizer = np.asarray(found.family.host_log_normalizer(*shapes))
         if found.family.name == "t" and found.kind in ("ppf", "isf"):
             value = refined_t_quantile(
-                shapes[0], x - 0.5 if found.kind == "ppf" else 0.5 - x, value
+                shapes[0],
+                x - 0.5 if found.kind == "ppf" else 0.5 - x,
+                t_quantile(found.kind, shapes[0], x),
             )
-        return value.astype(dtype), log_normalizer.astype(dtype)
+        else:
+            with np.errstate(all="ignore"):
+                value = np.asarray(found.value(*shapes, x))
+        if not residuals:  # the value alone: the log normalizer is the rules' (1e5 points: 19 ms)
+            return value.astype(dtype, copy=False)
+        with np.errstate(all="ignore"):
+            log_normalizer = np.asarray(found.family.host_log_normalizer(*shapes))
+        return value.astype(dtype, copy=False), log_normalizer.astype(dtype, copy=False)
 
     def _partials(self, res, need_shapes: bool):
         """``(∂/∂shapes, ∂/∂x)`` of the output, as JAX arrays; ``None`` for an integer shape
