@@ -1,0 +1,41 @@
+"""The property suite (``tests/_properties.py``) over ``jaxbridge.adapters.spatial``: rules
+in JAX, to every order. Drawn point sets keep their rows apart (no kink at zero distance)
+and away from the origin (cosine's distance is undefined at a zero row)."""
+
+import numpy as np
+from _properties import Case, property_tests
+
+from jaxbridge.adapters.spatial import Cdist, Pdist
+
+NOT_LINEAR = frozenset({"linear_transpose"})
+
+
+def _rows_at(first: float):
+    """Points within 1/2 of ``first + 3 i + j (1.3 i + 0.7 / first)`` in coordinate ``j`` of
+    row ``i``: two sets drawn with ``first`` 1 and 2 have rows at least 1/2 apart in every
+    coordinate (no kink of cityblock's, chebyshev's or minkowski's), none near the origin
+    or parallel to another (cosine's distance is undefined, and at its minimum, there)."""
+
+    def build(raw: np.ndarray) -> np.ndarray:
+        i, j = np.indices(raw.shape[-2:])
+        return first + 3 * i + j * (1.3 * i + 0.7 / first) + raw / 4
+
+    return build
+
+
+class ApartCdist(Cdist):
+    domains = {"XA": _rows_at(1.0), "XB": _rows_at(2.0)}
+
+
+class ApartPdist(Pdist):
+    domains = {"X": _rows_at(1.0)}
+
+
+CASES = [
+    Case(ApartCdist("euclidean"), sizes={"m": 3, "k": 2, "n": 2}, skipped=NOT_LINEAR),
+    Case(ApartCdist("cosine"), sizes={"m": 2, "k": 2, "n": 3}, skipped=NOT_LINEAR, label="cosine"),
+    Case(ApartPdist("minkowski", p=3.0), sizes={"m": 3, "n": 2}, skipped=NOT_LINEAR),
+]
+test_check_adapter_passes, test_every_check_runs_that_should = property_tests(
+    CASES, quick={"ApartCdist"}
+)

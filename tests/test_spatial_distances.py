@@ -1,0 +1,101 @@
+"""``Cdist`` and ``Pdist``: SciPy's values bitwise, derivatives against central differences
+of SciPy's own ``cdist``/``pdist``, the subgradient at kinks, bad input named."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.spatial.distance as distance
+
+from jaxbridge.adapters.spatial import Cdist, Pdist
+from jaxbridge.testing import check_adapter
+
+METRICS = [
+    "euclidean",
+    "sqeuclidean",
+    "cityblock",
+    "chebyshev",
+    "minkowski",
+    "cosine",
+    "correlation",
+    "braycurtis",
+    "canberra",
+]
+RNG = np.random.default_rng(0)
+XA, XB = RNG.normal(size=(4, 3)), RNG.normal(size=(5, 3))
+
+
+def scipy_options(metric):
+    return {"p": 3.0} if metric == "minkowski" else {}
+
+
+def central(fun, x, h=1e-6):
+    """d fun / d x by central differences, (*fun's shape, *x's shape)."""
+    columns = []
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = h
+        columns.append((fun(x + step) - fun(x - step)) / (2 * h))
+    return np.stack(columns, -1).reshape(np.shape(fun(x)) + x.shape)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_values_are_scipys_bitwise(metric):
+    with jax.enable_x64(True):
+        got_c = Cdist(metric, p=3.0)(XA, XB)
+        got_p = Pdist(metric, p=3.0)(XA)
+    np.testing.assert_array_equal(got_c, distance.cdist(XA, XB, metric, **scipy_options(metric)))
+    np.testing.assert_array_equal(got_p, distance.pdist(XA, metric, **scipy_options(metric)))
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_jacobians_match_central_differences_of_scipy(metric):
+    options = scipy_options(metric)
+    with jax.enable_x64(True):
+        cdist_a = jax.jacrev(lambda a: Cdist(metric, p=3.0)(a, XB))(jnp.asarray(XA))
+        cdist_b = jax.jacfwd(lambda b: Cdist(metric, p=3.0)(XA, b))(jnp.asarray(XB))
+        pdist = jax.jacrev(Pdist(metric, p=3.0))(jnp.asarray(XA))
+    rtol, atol = 1e-7, 1e-8
+    expected = central(lambda a: distance.cdist(a, XB, metric, **options), XA)
+    np.testing.assert_allclose(cdist_a, expected, rtol=rtol, atol=atol)
+    expected = central(lambda b: distance.cdist(XA, b, metric, **options), XB)
+    np.testing.assert_allclose(cdist_b, expected, rtol=rtol, atol=atol)
+    expected = central(lambda x: distance.pdist(x, metric, **options), XA)
+    np.testing.assert_allclose(pdist, expected, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cityblock", "chebyshev", "minkowski"])
+def test_the_derivative_at_zero_distance_is_the_subgradient_zero(metric):
+    """A point repeated: its distance to itself is 0, a kink, where the derivative is 0
+    (not NaN); the other pairs' derivatives are as without the repeat."""
+    x = np.vstack([XA[:2], XA[:1]])  # rows 0 and 2 coincide
+    with jax.enable_x64(True):
+        jacobian = np.asarray(jax.jacrev(Pdist(metric, p=3.0))(jnp.asarray(x)))
+        hessian = np.asarray(jax.hessian(lambda x: Pdist(metric, p=3.0)(x)[1])(jnp.asarray(x)))
+    assert np.isfinite(jacobian).all() and np.isfinite(hessian).all()
+    np.testing.assert_array_equal(jacobian[1], 0)  # the pair (0, 2)
+    expected = central(lambda x: distance.pdist(x, metric, **scipy_options(metric))[0], x)
+    np.testing.assert_allclose(jacobian[0], expected, rtol=1e-7, atol=1e-8)
+
+
+def test_every_transformation_and_a_batch():
+    batch = RNG.normal(size=(3, 4, 3))
+    with jax.enable_x64(True):
+        check_adapter(Cdist("euclidean"), XA, XB, seed=0)
+        check_adapter(Pdist("cosine"), XA, seed=0)
+        got = jax.jit(jax.vmap(Cdist("cityblock"), (0, None)))(batch, XB)
+    for x, g in zip(batch, got):
+        np.testing.assert_array_equal(g, distance.cdist(x, XB, "cityblock"))
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="Cdist: parameter 'metric'"):
+        Cdist("hamming")
+    with pytest.raises(ValueError, match="Pdist: parameter 'p'.*at least 1"):
+        Pdist("minkowski", p=0.5)
+    zero = np.vstack([XA[:2], np.zeros((1, 3))])
+    with jax.enable_x64(True):
+        with pytest.raises(ValueError, match="Cdist.*'XB' has a zero row"):
+            Cdist("cosine")(XA, zero)
+        with pytest.raises(ValueError, match="Pdist.*'X' has a constant row"):
+            Pdist("correlation")(np.vstack([XA[:2], np.ones((1, 3))]))
