@@ -257,7 +257,7 @@ class _ExpmMultiplyDataCotangent(jb.Adapter):
             shape = (len(u), n, columns_b)
             p = (up @ p_terms.reshape(degree + 1, -1)).reshape(shape)  # (nodes, n, columns)
             q = (down @ q_terms.reshape(degree + 1, -1)).reshape(shape)
-            integral += factor * np.einsum("i,iec,iec->e", weights, p[:, rows], q[:, columns])
+            integral += factor * _on_entries(weights, p, q, rows, columns)
             if with_t:  # d/dt: p' = s aᵀ p, q' = (1 - s) a q
                 s = (k + u) * h
                 nodes = len(u)
@@ -266,10 +266,22 @@ class _ExpmMultiplyDataCotangent(jb.Adapter):
                 p_dot = (at_ @ flat_p).reshape(n, nodes, columns_b).transpose(1, 0, 2)
                 q_dot = (a @ flat_q).reshape(n, nodes, columns_b).transpose(1, 0, 2)
                 along_t += factor * (
-                    np.einsum("i,iec,iec->e", weights * s, p_dot[:, rows], q[:, columns])
-                    + np.einsum("i,iec,iec->e", weights * (1 - s), p[:, rows], q_dot[:, columns])
+                    _on_entries(weights * s, p_dot, q, rows, columns)
+                    + _on_entries(weights * (1 - s), p, q_dot, rows, columns)
                 )
         return t * integral, integral + t * along_t
+
+
+def _on_entries(weights, p, q, rows, columns) -> np.ndarray:
+    """``Σ_i weights_i Σ_c p[i, r, c] q[i, c', c]`` at each entry ``(r, c')``: the node
+    values gathered onto the entries a block of entries at a time (at most about
+    ``2^22`` numbers each), so that many nodes on many entries take no large memory."""
+    block = max(1, 2**22 // max(1, p.shape[0] * p.shape[2]))
+    out = np.empty(len(rows))
+    for start in range(0, len(rows), block):
+        r, c = rows[start : start + block], columns[start : start + block]
+        out[start : start + block] = np.einsum("i,iec,iec->e", weights, p[:, r], q[:, c])
+    return out
 
 
 def _taylor_degree(size: float) -> int:
