@@ -177,6 +177,13 @@ class OdeSolve(MayFail):
 
     signature = "(n),(p),(k)->(k,n)"
     domains = {"ts": increasing_times}
+    # the implicit methods' steps are a loop of small linear algebra (LU factors and solves,
+    # products with the Jacobian) that woke OpenBLAS's threads to busy-wait (see
+    # Adapter.blas_threads); the rhs's host code, run in these calls, is held too. BDF on a
+    # 1-D heat equation with a cubic sink, value_and_grad in theta, 2 cores: one thread took
+    # 0.45x the time of two at n = 100 and 0.33x at n = 400 (quiet), 0.74x and 0.23x beside
+    # a busy process
+    blas_threads = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.rhs, jb.Adapter):

@@ -71,6 +71,11 @@ class Eigsh(EigenRules, MayFail):
 
     signature = "(m)->(k),(n,k)"
     values_name = "eigenvalues"  # what errors call w
+    # ARPACK's iterations are a loop of small products with the Lanczos basis, which woke
+    # OpenBLAS's threads to busy-wait (see Adapter.blas_threads): sigma=0 on a 2-D Laplacian
+    # of 1e4 unknowns, value_and_grad took 1.00x the time with one thread on 2 cores, 0.77x
+    # beside a busy process
+    blas_threads = 1
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
