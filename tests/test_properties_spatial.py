@@ -5,7 +5,7 @@ and away from the origin (cosine's distance is undefined at a zero row)."""
 import numpy as np
 from _properties import Case, property_tests
 
-from jaxbridge.adapters.spatial import Cdist, Pdist
+from jaxbridge.adapters.spatial import Cdist, KDTreeQuery, Pdist
 
 NOT_LINEAR = frozenset({"linear_transpose"})
 
@@ -31,10 +31,18 @@ class ApartPdist(Pdist):
     domains = {"X": _rows_at(1.0)}
 
 
+class ApartKDTreeQuery(KDTreeQuery):
+    """Query points between data points, nearer one than the others by a margin: no tie
+    between candidates, where the chosen neighbour and so the derivative would jump."""
+
+    domains = {"data": _rows_at(1.0), "x": _rows_at(2.5)}
+
+
 CASES = [
     Case(ApartCdist("euclidean"), sizes={"m": 3, "k": 2, "n": 2}, skipped=NOT_LINEAR),
     Case(ApartCdist("cosine"), sizes={"m": 2, "k": 2, "n": 3}, skipped=NOT_LINEAR, label="cosine"),
     Case(ApartPdist("minkowski", p=3.0), sizes={"m": 3, "n": 2}, skipped=NOT_LINEAR),
+    Case(ApartKDTreeQuery(k=2), sizes={"n": 5, "d": 2, "q": 2}, skipped=NOT_LINEAR),
 ]
 test_check_adapter_passes, test_every_check_runs_that_should = property_tests(
     CASES, quick={"ApartCdist"}
