@@ -68,7 +68,15 @@ def test_every_adapter_with_parameters_is_searched():
     assert searched == with_parameters
     families = {name.split(".")[0] for name in searched}
     # (signal's filters have no static parameters)
-    assert families == {"integrate", "interpolate", "linalg", "optimize", "sparse", "special"}
+    assert families == {
+        "integrate",
+        "interpolate",
+        "linalg",
+        "optimize",
+        "sparse",
+        "spatial",
+        "special",
+    }
 
 
 @pytest.mark.parametrize(("cls", "name"), PARAMETERS)
