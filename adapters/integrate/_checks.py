@@ -1,7 +1,11 @@
 """What the integrate adapters check and how they fail: a tolerance or limit that is not a
-positive number, and an ``IntegrationFailure`` with its reason (``failure``)."""
+positive number, an ``IntegrationFailure`` with its reason (``failure``), and a failure of
+the first derivatives named as the adapter's backward (``named_backward``)."""
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 from .._failure import IntegrationFailure
 
@@ -16,3 +20,14 @@ def check_positive(owner: str, name: str, value: object, allow_zero: bool = Fals
 
 
 failure = IntegrationFailure.because
+
+
+@contextlib.contextmanager
+def named_backward(owner: str) -> Iterator[None]:
+    """Name a failure inside as ``{owner}.backward``'s: the first derivatives run as bridged
+    calls of their own (``OdeGradient``, ``QuadGradient``), whose names the bridge puts
+    first, but they are what the adapter's backward computed and its users look for."""
+    try:
+        yield
+    except IntegrationFailure as error:
+        raise IntegrationFailure(f"{owner}.backward: {error}") from None

@@ -5,6 +5,7 @@ or by forward sensitivities."""
 import re
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import scipy
 
@@ -23,6 +24,7 @@ from ._ode import (
     solve_with_sensitivities,
     tangent,
 )
+from ._ode_gradient import OdeGradient, SavedOdeGradient
 from ._steps import RECORDED
 from ._trajectories import kept, nbytes
 
@@ -302,6 +304,18 @@ class OdeSolve(MayFail):
         else:
             cts = _nans(args)
         return tuple(np.asarray(c, jb.result_dtype(a)) for c, a in zip(cts, args))
+
+    def pullback(self, res, g):
+        # the host backward as a bridged call of its own (the same host work), whose rules
+        # give the second derivatives (``_ode_gradient``)
+        y0, theta, ts, ys, *saved = res
+        held = [jax.lax.stop_gradient(a) for a in (ys, *saved)]
+        gradient = SavedOdeGradient(self) if saved else OdeGradient(self)
+        cts = gradient(y0, theta, ts, *held, g)
+        return tuple(
+            c if jnp.issubdtype(a.dtype, jnp.floating) else None
+            for c, a in zip(cts, (y0, theta, ts))
+        )
 
     def jvp(self, res, tangents):
         y0, theta, ts, ys, *saved = res

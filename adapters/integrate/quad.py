@@ -4,6 +4,7 @@
 import re
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import scipy.integrate
 
@@ -12,6 +13,7 @@ import jaxbridge as jb
 from .._failure import IntegrationFailure, MayFail, require_finite
 from .._user_function import UserFunction
 from ._checks import check_positive, failure
+from ._quad_gradient import QuadGradient
 
 _INTEGRAND_SIGNATURE = re.compile(r"^\(\),\(\w+\)->\(\)$")
 
@@ -125,6 +127,16 @@ class Quad(MayFail):
             dtheta, da, db = self.nan_on_failure(error, theta.shape, (), ())
         return tuple(
             np.asarray(g * d, jb.result_dtype(x)) for d, x in zip((dtheta, da, db), (theta, a, b))
+        )
+
+    def pullback(self, res, g):
+        # the host derivatives as a bridged call of their own (the same host work), whose
+        # rules give the second derivatives (``_quad_gradient``)
+        theta, a, b, value = res
+        dtheta, da, db = QuadGradient(self)(theta, a, b, jax.lax.stop_gradient(value))
+        cts = (g[..., None] * dtheta, g * da, g * db)
+        return tuple(
+            c if jnp.issubdtype(x.dtype, jnp.floating) else None for c, x in zip(cts, (theta, a, b))
         )
 
     def jvp(self, res, tangents):
