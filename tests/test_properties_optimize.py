@@ -1,6 +1,7 @@
 """The property suite (``tests/_properties.py``) over ``jaxbridge.adapters.optimize``: rules
 on the host (first order), no linear_in; the solvers compute in float64 whatever the input."""
 
+from _optimize_linear_problems import MarginIsotonicRegression, MarginLsqLinear, MarginMilp
 from _optimize_problems import (
     Distance,
     Growth,
@@ -41,6 +42,15 @@ CASES = [
     Case(LeastSquares(Growth()), sizes={"n": 2, "p": 4}, skipped=HOST_RULES, float32=False),
     Case(NondegenerateLinprog(), sizes={"n": 2, "p": 2, "q": 0}, skipped=HOST_RULES),
     Case(NondegenerateNnls(), sizes={"m": 3, "n": 2}, skipped=HOST_RULES),
+    Case(MarginLsqLinear(), sizes={"m": 3, "n": 2}, skipped=HOST_RULES),
+    # differentiable in c alone, to every order (the rest held fixed, as integers here)
+    Case(
+        MarginMilp(),
+        sizes={"n": 2, "m": 1},
+        skipped=frozenset({"linear_transpose"}),
+        held=("integrality", "A", "b_l", "b_u", "lower", "upper"),
+    ),
+    Case(MarginIsotonicRegression(), sizes={"n": 5}, skipped=frozenset({"linear_transpose"})),
     # integers out: no derivative checks apply (tests/test_optimize_assignment.py checks the
     # optimal cost's, written in JAX from the matching, against SciPy's)
     Case(

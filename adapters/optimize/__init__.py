@@ -10,9 +10,12 @@ threads would not overlap them.
 """
 
 from ._implicit import OptimizeError as OptimizeError
+from .isotonic_regression import IsotonicRegression as IsotonicRegression
 from .least_squares import LeastSquares as LeastSquares
 from .linear_sum_assignment import LinearSumAssignment as LinearSumAssignment
 from .linprog import Linprog as Linprog
+from .lsq_linear import LsqLinear as LsqLinear
+from .milp import Milp as Milp
 from .minimize import Minimize as Minimize
 from .minimize_bounded import MinimizeBounded as MinimizeBounded
 from .minimize_constrained import MinimizeConstrained as MinimizeConstrained
@@ -20,9 +23,12 @@ from .nnls import Nnls as Nnls
 from .root import Root as Root
 
 __all__ = [
+    "IsotonicRegression",
     "LeastSquares",
     "LinearSumAssignment",
     "Linprog",
+    "LsqLinear",
+    "Milp",
     "Minimize",
     "MinimizeBounded",
     "MinimizeConstrained",
@@ -36,6 +42,7 @@ __all__ = [
 _scipy_module = "scipy.optimize"
 _catalogue_adapters = (
     "`Minimize`, `MinimizeBounded`, `MinimizeConstrained` (SLSQP, trust-constr), `Root`, "
-    "`LeastSquares`, `Linprog`, `Nnls`, `LinearSumAssignment`"
+    "`LeastSquares`, `Linprog`, `Milp`, `Nnls`, `LsqLinear`, `LinearSumAssignment`, "
+    "`IsotonicRegression`"
 )
 _catalogue_derivatives = "first order (implicit function theorem, KKT, a linear program's vertex)"

@@ -1,0 +1,156 @@
+"""``Milp``: SciPy's ``milp`` (HiGHS), its optimal value differentiable in ``c``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.optimize
+
+import jaxbridge as jb
+
+from .._failure import MayFail, require_finite
+from .._fixed import HoldsFixed
+from ._implicit import OptimizeError
+
+_JUMPS = (
+    "an integer solution moves by whole steps, so the optimum jumps where it changes, and "
+    "jaxbridge computes no derivative of the continuous part's vertex in the constraints"
+)
+
+
+class Milp(MayFail, HoldsFixed):
+    """``min c·x`` subject to ``b_l ≤ A x ≤ b_u`` and ``lower ≤ x ≤ upper``, the entries
+    that ``integrality`` marks integers, with SciPy's HiGHS branch and bound on the host:
+    ``x, fun = Milp()(c, integrality, A, b_l, b_u)``, as ``scipy.optimize.milp(c,
+    integrality=integrality, bounds=Bounds(lower, upper), constraints=LinearConstraint(A,
+    b_l, b_u))``.
+
+    ``c`` is (n,); ``integrality`` (n,) integers, SciPy's codes (0 continuous, 1 integer, 2
+    semi-continuous, 3 semi-integer); ``A`` (m, n) and ``b_l``, ``b_u`` (m,), ``-inf`` and
+    ``inf`` for no bound; ``lower`` and ``upper`` (n,). Omitted, every entry is continuous,
+    there are no constraints and the bounds are SciPy's default, ``0 ≤ x``. ``x`` is (n,)
+    and ``fun = c·x``. Leading axes are batch axes (one SciPy call per problem).
+
+    Parameters:
+        mip_rel_gap: HiGHS's relative gap at which it stops (``None``: SciPy's default,
+            1e-4): a larger gap can stop at a solution that is not optimal.
+        node_limit: the most branch-and-bound nodes (``None``: no limit).
+        time_limit: the most seconds per problem (``None``: no limit).
+        on_failure: see ``MayFail``. Fails (an ``OptimizeError`` with SciPy's status) on
+            an infeasible or unbounded problem, on a limit reached, and on non-finite
+            ``c`` or ``A``.
+
+    Derivatives: ``fun`` is differentiable in ``c``, to every order, with the solution
+    held fixed: its gradient is ``x`` (the optimum's derivative wherever the optimal
+    solution is unique; where two tie, the value has a kink and this is the derivative
+    along SciPy's choice), and ``x``'s derivative in ``c`` is 0 (the solution is locally
+    constant). Differentiating in ``A``, ``b_l``, ``b_u``, ``lower`` or ``upper`` is a
+    ``TypeError`` naming the argument when the program is traced: an integer entry moves
+    by whole steps, so the value jumps where a tight constraint pushes it off, and the
+    continuous entries' vertex is not differentiated here (``Linprog`` does that for a
+    problem without integers). ``integrality`` is integers, never differentiated.
+    """
+
+    mip_rel_gap: float | None = None
+    node_limit: int | None = None
+    time_limit: float | None = None
+
+    signature = "(n),(n),(m,n),(m),(m),(n),(n)->(n),()"
+    held = {name: _JUMPS for name in ("A", "b_l", "b_u", "lower", "upper")}
+
+    def __call__(
+        self,
+        c: Any,
+        integrality: Any = None,
+        A: Any = None,  # noqa: N803 (SciPy's names)
+        b_l: Any = None,
+        b_u: Any = None,
+        lower: Any = None,
+        upper: Any = None,
+    ) -> Any:
+        c = jnp.asarray(c)
+        n = c.shape[-1] if c.ndim else 0
+        integrality = jnp.zeros(n, np.int32) if integrality is None else integrality
+        A = jnp.zeros((0, n), c.dtype) if A is None else A  # noqa: N806
+        b_l = jnp.full(jnp.shape(A)[-2:-1], -jnp.inf, c.dtype) if b_l is None else b_l
+        b_u = jnp.full(jnp.shape(A)[-2:-1], jnp.inf, c.dtype) if b_u is None else b_u
+        lower = jnp.zeros(n, c.dtype) if lower is None else lower
+        upper = jnp.full(n, jnp.inf, c.dtype) if upper is None else upper
+        return super().__call__(c, integrality, A, b_l, b_u, lower, upper)
+
+    def __post_init__(self) -> None:
+        for name, kind in (
+            ("mip_rel_gap", (int, float)),
+            ("node_limit", int),
+            ("time_limit", (int, float)),
+        ):
+            value = getattr(self, name)
+            if value is not None and (
+                not isinstance(value, kind) or isinstance(value, bool) or not value >= 0
+            ):
+                raise ValueError(
+                    f"Milp: parameter {name!r} must be a nonnegative "
+                    f"{'integer' if kind is int else 'number'} or None; got {value!r}."
+                )
+
+    def output_specs(self, c, integrality, A, b_l, b_u, lower, upper):  # noqa: N803
+        dtype = jb.result_dtype(c, A, b_l, b_u, lower, upper)
+        return jax.ShapeDtypeStruct(c.shape, dtype), jax.ShapeDtypeStruct(c.shape[:-1], dtype)
+
+    def check(self, c, integrality, A, b_l, b_u, lower, upper):  # noqa: N803
+        if (
+            np.issubdtype(integrality.dtype, np.floating)
+            or not np.isin(integrality, (0, 1, 2, 3)).all()
+        ):
+            raise ValueError(
+                "argument 'integrality' must hold integers 0 (continuous), 1 (integer), 2 "
+                "(semi-continuous) or 3 (semi-integer)."
+            )
+        for name, values in (("b_l", b_l), ("b_u", b_u), ("lower", lower), ("upper", upper)):
+            if np.isnan(values).any():
+                raise ValueError(f"argument {name!r} holds NaN; expected numbers or ±inf.")
+
+    def forward(self, c, integrality, A, b_l, b_u, lower, upper):  # noqa: N803
+        dtype = jb.result_dtype(c, A, b_l, b_u, lower, upper)
+        options = {
+            name: value
+            for name, value in (
+                ("mip_rel_gap", self.mip_rel_gap),
+                ("node_limit", self.node_limit),
+                ("time_limit", self.time_limit),
+            )
+            if value is not None
+        }
+        try:
+            require_finite("argument 'c'", c, OptimizeError.because)
+            require_finite("argument 'A'", A, OptimizeError.because)
+            result = scipy.optimize.milp(
+                c,
+                integrality=integrality,
+                bounds=scipy.optimize.Bounds(lower, upper),
+                constraints=scipy.optimize.LinearConstraint(A, b_l, b_u) if len(A) else None,
+                options=options,
+            )
+            if result.status != 0:
+                raise OptimizeError.because(
+                    f"milp found no optimum (status {result.status}: {result.message})"
+                )
+            x, fun = result.x, result.fun
+        except OptimizeError as error:
+            x, fun = self.nan_on_failure(error, c.shape, ())
+        return np.asarray(x, dtype), np.asarray(fun, dtype)
+
+    def pullback(self, res, g):
+        x = res[7]
+        _, g_fun = g  # (x is locally constant: its cotangent contributes nothing)
+        g_c = None if g_fun is None else g_fun[..., None] * x
+        return g_c, None, None, None, None, None, None  # (the others: held_fixed's guard)
+
+    def pushforward(self, res, tangents):
+        x = res[7]
+        t_c = tangents[0]
+        t_fun = None if t_c is None else jnp.sum(t_c * x, -1)
+        return None, t_fun

@@ -1,0 +1,132 @@
+"""``LsqLinear``: SciPy's values; derivatives on the active set against central differences
+of ``scipy.optimize.lsq_linear`` and a closed form; degenerate solutions refused."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.optimize
+
+from jaxbridge import host_errors
+from jaxbridge.adapters.optimize import LsqLinear, OptimizeError
+from jaxbridge.testing import check_adapter
+
+RNG = np.random.default_rng(2)
+A = RNG.normal(size=(8, 5))
+B = 3 * RNG.normal(size=8)
+LB, UB = np.full(5, -0.4), np.full(5, 0.5)
+ARGS = (A, B, LB, UB)
+
+
+def scipy_fit(a, b, lb, ub, method="bvls"):
+    return scipy.optimize.lsq_linear(a, b, (lb, ub), method=method, tol=1e-14)
+
+
+def central(fun, args, index, h=1e-6):
+    base = np.asarray(args[index], np.float64)
+    columns = []
+    for i in np.ndindex(base.shape):
+        step = np.zeros_like(base)
+        step[i] = h
+        up, down = list(args), list(args)
+        up[index], down[index] = base + step, base - step
+        columns.append((np.asarray(fun(*up)) - np.asarray(fun(*down))) / (2 * h))
+    return np.stack(columns, -1).reshape(np.shape(fun(*args)) + base.shape)
+
+
+@pytest.mark.parametrize("method", ["trf", "bvls"])
+def test_values_are_scipys_with_both_bounds_active(method):
+    with jax.enable_x64(True):
+        x, cost = LsqLinear(method=method)(*ARGS)
+    expected = scipy.optimize.lsq_linear(A, B, (LB, UB), method=method)
+    np.testing.assert_array_equal(x, expected.x)
+    assert float(cost) == expected.cost
+    assert set(expected.active_mask) == {-1, 0, 1}  # (an active set to test)
+
+
+def test_unbounded_by_default_is_least_squares():
+    with jax.enable_x64(True):
+        x, cost = LsqLinear()(A, B)
+    expected = np.linalg.lstsq(A, B, rcond=None)[0]
+    np.testing.assert_allclose(x, expected, rtol=1e-12)
+    np.testing.assert_allclose(cost, 0.5 * np.sum((A @ expected - B) ** 2), rtol=1e-14)
+
+
+@pytest.mark.parametrize("output", [0, 1], ids=["x", "cost"])
+@pytest.mark.parametrize("index", [0, 1, 2, 3], ids=["A", "b", "lb", "ub"])
+def test_derivatives_match_central_differences_of_scipy(output, index):
+    adapter = LsqLinear()  # (trf: the rules use the active set's exact solution)
+    with jax.enable_x64(True):
+        reverse = jax.jacrev(lambda *a: adapter(*a)[output], argnums=index)(*ARGS)
+        forward = jax.jacfwd(lambda *a: adapter(*a)[output], argnums=index)(*ARGS)
+    expected = central(lambda *a: getattr(scipy_fit(*a), ["x", "cost"][output]), ARGS, index)
+    np.testing.assert_allclose(reverse, expected, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-14)
+    assert np.abs(expected).max() > 0.1
+
+
+def test_closed_form_of_a_diagonal_problem():
+    """``A = I``: ``x = clip(b, lb, ub)``; ``∂x/∂b`` is 1 on the free entries, ``∂x/∂ub``
+    1 on the clipped ones; ``cost = ½ Σ (b - x)²``, its gradient in ``b`` is ``b - x``."""
+    b, lb, ub = np.array([2.0, 0.3, -3.0]), np.full(3, -1.0), np.full(3, 1.0)
+    with jax.enable_x64(True):
+        x, cost = LsqLinear()(np.eye(3), b, lb, ub)
+        dx_db, dx_dub = jax.jacrev(lambda b, u: LsqLinear()(np.eye(3), b, lb, u)[0], (0, 1))(
+            jnp.asarray(b), jnp.asarray(ub)
+        )
+        dcost = jax.grad(lambda b: LsqLinear()(np.eye(3), b, lb, ub)[1])(jnp.asarray(b))
+    np.testing.assert_allclose(x, [1.0, 0.3, -1.0], atol=1e-9)
+    np.testing.assert_allclose(cost, 0.5 * (1.0 + 4.0), rtol=1e-9)
+    np.testing.assert_array_equal(dx_db, np.diag([0.0, 1.0, 0.0]))
+    np.testing.assert_array_equal(dx_dub, np.diag([1.0, 0.0, 0.0]))
+    np.testing.assert_allclose(dcost, [1.0, 0.0, -2.0], atol=1e-15)
+
+
+def test_float32_inputs_are_solved_in_float64():
+    """(SciPy's trf refuses float32 arrays.)"""
+    x, cost = LsqLinear()(*(v.astype(np.float32) for v in ARGS))
+    assert x.dtype == cost.dtype == np.float32
+    np.testing.assert_allclose(x, scipy_fit(*ARGS).x, rtol=1e-6, atol=1e-6)
+
+
+def test_check_adapter_and_vmap():
+    bs = np.stack([B, B + 0.1, 0.9 * B])
+    with jax.enable_x64(True):
+        check_adapter(
+            LsqLinear(method="bvls"),
+            *ARGS,
+            seed=0,
+            checks=("specs", "jit", "grad", "jvp", "transpose"),
+        )
+        xs, _ = jax.jit(jax.vmap(LsqLinear(), (None, 0, None, None)))(A, bs, LB, UB)
+    for x, b in zip(xs, bs):
+        np.testing.assert_array_equal(x, scipy.optimize.lsq_linear(A, b, (LB, UB)).x)
+
+
+def test_a_degenerate_solution_has_no_derivative_and_says_so():
+    """``A = I``, ``b = (1, 0.3, 0)`` with ``ub = 1``: the first entry is at its bound with a
+    zero multiplier."""
+    b, lb, ub = np.array([1.0, 0.3, 0.0]), np.full(3, -1.0), np.full(3, 1.0)
+    fit = LsqLinear(method="bvls")
+    with jax.enable_x64(True):
+        with (
+            host_errors(),
+            pytest.raises(OptimizeError, match="LsqLinear.*degenerate.*zero multiplier"),
+        ):
+            jax.jacrev(lambda b: fit(np.eye(3), b, lb, ub)[0])(jnp.asarray(b))
+        nan = jax.jacrev(lambda b: LsqLinear("bvls", on_failure="nan")(np.eye(3), b, lb, ub)[0])(
+            jnp.asarray(b)
+        )
+    assert np.isnan(nan).all()
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="LsqLinear.*'tol'"):
+        LsqLinear(tol=0.0)
+    with pytest.raises(ValueError, match="LsqLinear.*'method'"):
+        LsqLinear(method="lsmr")
+    with jax.enable_x64(True):
+        with pytest.raises(ValueError, match="LsqLinear.*'lb'.*at most 'ub'"):
+            LsqLinear()(A, B, UB, LB)
+        with host_errors(), pytest.raises(OptimizeError, match="LsqLinear.*'A'.*non-finite"):
+            LsqLinear()(np.full((3, 2), np.nan), np.ones(3))
