@@ -15,7 +15,7 @@ from hypothesis import find
 from jaxbridge.testing import check_adapter, inputs
 
 FAMILIES = ("core", "integrate", "interpolate", "linalg", "optimize", "signal", "sparse")
-FAMILIES += ("spatial", "special", "stats")
+FAMILIES += ("ndimage", "spatial", "special", "stats")
 
 
 def _cases():

@@ -72,6 +72,7 @@ def test_every_adapter_with_parameters_is_searched():
         "integrate",
         "interpolate",
         "linalg",
+        "ndimage",
         "optimize",
         "sparse",
         "spatial",

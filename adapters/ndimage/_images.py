@@ -1,0 +1,60 @@
+"""What the ``ndimage`` adapters share: the image's shape as a static parameter (a gufunc
+signature has a fixed number of axes, an image any number), its checks, and SciPy's call
+form (an image of any rank) turned into the bridged one (the image flattened)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+ORDERS = (0, 1, 2, 3, 4, 5)
+
+
+def check_order(owner: str, order: object, least: int = 0) -> None:
+    if isinstance(order, bool) or not isinstance(order, int) or not least <= order <= 5:
+        raise ValueError(
+            f"{owner}: parameter 'order' must be a whole number from {least} to 5 (the spline's "
+            f"degree); got {order!r}."
+        )
+
+
+def check_shape(owner: str, shape: object) -> None:
+    if not isinstance(shape, tuple) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape
+    ):
+        raise ValueError(
+            f"{owner}: parameter 'shape' must be a tuple of positive whole numbers (the image's "
+            f"axis lengths); got {shape!r}."
+        )
+
+
+def check_number(owner: str, name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{owner}: parameter {name!r} must be a finite number; got {value!r}.")
+
+
+def image_argument(owner: str, value: Any) -> jax.Array:
+    """``input`` as a floating or integer array of rank at least 1, complex refused."""
+    array = jnp.asarray(value)
+    if jnp.iscomplexobj(array):
+        raise TypeError(f"{owner}: argument 'input' is complex; only real images are supported.")
+    if array.ndim < 1:
+        raise ValueError(f"{owner}: argument 'input' must have at least one axis; got a scalar.")
+    return array
+
+
+def flat_size(owner: str, shape: tuple[int, ...], input_shape: tuple[int, ...]) -> None:
+    """Refuse a flattened image whose length is not the product of ``shape``."""
+    if not shape:
+        raise ValueError(
+            f"{owner}: the parameter 'shape' (the image's axis lengths) is needed for the "
+            "flattened call form; call with the image itself to have it set."
+        )
+    if input_shape[-1:] != (math.prod(shape),):
+        raise ValueError(
+            f"{owner}: argument 'input' must have trailing length {math.prod(shape)} (an image "
+            f"of shape {shape}, flattened); got shape {input_shape}."
+        )

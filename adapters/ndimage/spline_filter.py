@@ -1,0 +1,98 @@
+"""``SplineFilter``: SciPy's ``spline_filter`` (an image's B-spline coefficients), linear;
+its transpose is each axis's filter matrix transposed."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import numpy as np
+import scipy.ndimage
+
+import jaxbridge as jb
+
+from .._rules import compiled
+from ._images import check_order, check_shape, flat_size, image_argument
+from ._splines import Mode
+
+
+class SplineFilter(jb.Adapter):
+    """The B-spline coefficients of ``input`` along every axis, with SciPy on the host:
+    ``SplineFilter(order, mode)(input)`` is ``scipy.ndimage.spline_filter(input, order,
+    mode=mode)`` (computed in float64; the result takes ``input``'s floating dtype, float64
+    for an integer image).
+
+    The filter is linear in ``input``: its tangent is the filter of the tangent, its
+    cotangent the transposed filter (each axis's filter as a matrix, SciPy's
+    ``spline_filter1d`` of the identity, transposed), so derivatives of every order and
+    ``jax.linear_transpose`` work.
+
+    The call form is SciPy's (an image of any rank); the bridged call underneath takes the
+    image flattened (``"(s)->(s)"``, leading axes batch axes), its axis lengths the static
+    parameter ``shape``, which a call with the image sets itself.
+
+    Parameters:
+        order: the spline's degree, 2 to 5.
+        mode: SciPy's boundary condition for the filter (``"mirror"``, SciPy's default).
+        shape: keyword-only, the image's axis lengths (for the flattened form).
+        transposed: keyword-only; True gives the filter's transpose (the cotangent map).
+    """
+
+    order: int = 3
+    mode: Mode = "mirror"
+    _: dataclasses.KW_ONLY
+    shape: tuple[int, ...] = ()
+    transposed: bool = False
+
+    signature = "(s)->(s)"
+    linear_in = ("input",)
+
+    def __post_init__(self) -> None:
+        check_order("SplineFilter", self.order, least=2)
+        check_shape("SplineFilter", self.shape)
+        if self.transposed not in (True, False):
+            raise ValueError("SplineFilter: parameter 'transposed' must be True or False.")
+
+    def __call__(self, input: Any) -> Any:
+        if self.shape:
+            return jb.Adapter.__call__(self, input)
+        image = image_argument("SplineFilter", input)
+        adapter = dataclasses.replace(self, shape=image.shape)
+        return jb.Adapter.__call__(adapter, image.reshape(-1)).reshape(image.shape)
+
+    def output_specs(self, input):
+        flat_size("SplineFilter", self.shape, input.shape)
+        return jax.ShapeDtypeStruct(input.shape[-1:], jb.result_dtype(input))
+
+    def forward(self, input):
+        image = np.asarray(input, np.float64).reshape(self.shape)
+        if self.transposed:
+            for axis, n in enumerate(self.shape):
+                # the filter along `axis` is y = M x there, its transpose Mᵀ
+                image = np.moveaxis(
+                    np.tensordot(filter_matrix(n, self.order, self.mode).T, image, (1, axis)),
+                    0,
+                    axis,
+                )
+        else:
+            image = scipy.ndimage.spline_filter(image, self.order, np.float64, self.mode)
+        return image.reshape(-1).astype(jb.result_dtype(input))
+
+    @compiled
+    def pullback(self, res, g):
+        return (dataclasses.replace(self, transposed=not self.transposed)(g),)
+
+
+@functools.lru_cache(maxsize=16)
+def filter_matrix(n: int, order: int, mode: str) -> np.ndarray:
+    """SciPy's 1-D spline filter on ``n`` samples as an (n, n) matrix: column ``j`` is the
+    filter of the ``j``-th unit vector (the filter is linear, so this is exactly SciPy's)."""
+    return scipy.ndimage.spline_filter1d(np.eye(n), order, axis=0, output=np.float64, mode=mode)
+
+
+def spline_filter(input: Any, order: int = 3, mode: str = "mirror") -> Any:
+    """``scipy.ndimage.spline_filter(input, order, mode=mode)`` as ``SplineFilter(order,
+    mode)(input)``."""
+    return SplineFilter(order, mode)(input)  # type: ignore[arg-type]
