@@ -18,8 +18,13 @@ evaluated directly: ``RegularGridInterpolator("cubic")`` on a 40 x 40 grid at 10
 (evaluation; ``value_and_grad`` in ``xi`` against SciPy's value and its two ``nu=``
 partials; in ``values`` against the value alone, SciPy having no such derivative), and
 ``RBFInterpolator()`` through 300 sites in the plane at 2,000 queries (evaluation;
-``value_and_grad`` in ``x`` and in the sites ``y`` against SciPy's value alone). Prints
-times and ratios to SciPy. Not a test: nothing is asserted.
+``value_and_grad`` in ``x`` and in the sites ``y`` against SciPy's value alone). Last, the
+grid's ``value_and_grad`` in ``values`` again, in a new process with OpenBLAS at its default
+(``OPENBLAS_NUM_THREADS`` removed from the environment: one thread per core), on the quiet
+machine and beside busy processes (one per two cores, spinning for that measurement only):
+the skinny matrix product of its transpose had OpenBLAS's threads busy-wait, 4x SciPy's
+value in some rounds and 118x in others before the adapter held OpenBLAS to one thread
+(``blas_threads = 1``). Prints times and ratios to SciPy. Not a test: nothing is asserted.
 
     python benchmarks/interpolate.py           # n = 1,000, m = 100,000: about a minute
     python benchmarks/interpolate.py --quick   # n = 50, m = 1,000: a smoke run of seconds
@@ -28,6 +33,10 @@ times and ratios to SciPy. Not a test: nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
+import subprocess
+import sys
 
 import jax
 
@@ -57,7 +66,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, help="knots (default 1,000)")
     parser.add_argument("--m", type=int, help="query points (default 100,000)")
     parser.add_argument("--rounds", type=int, help="timed rounds (default 21, 3 with --quick)")
+    parser.add_argument("--grid-under-load", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.grid_under_load:  # the child process of grid_with_default_blas
+        grid_under_load(options.quick, options.rounds or (3 if options.quick else 21))
+        return
     n = options.n or (50 if options.quick else 1000)
     m = options.m or (1000 if options.quick else 100_000)
     rounds = options.rounds or (3 if options.quick else 21)
@@ -128,6 +141,7 @@ def main() -> None:
         print(f"{question:<24}{cells[0]:>11}{cells[1]:>22}{cells[2]:>22}")
     sites_against_data(bridged, x, y, xq, w, rounds)
     grid_and_scattered(options.quick, rounds)
+    grid_with_default_blas(options.quick, rounds)
 
 
 def sites_against_data(spline, x, y, xq, w, rounds: int) -> None:
@@ -215,6 +229,66 @@ def grid_and_scattered(quick: bool, rounds: int) -> None:
         times = medians(runs, rounds)
         base, t = times["SciPy"], times["jaxbridge"]
         print(f"{question:<26}{base * 1e3:8.2f} ms{t * 1e3:11.2f} ms ({t / base:5.2f}x)")
+
+
+def spin() -> None:
+    """A busy process: another program's work on the cores."""
+    while True:
+        pass
+
+
+def grid_with_default_blas(quick: bool, rounds: int) -> None:
+    """``grid_under_load`` in a new process without ``OPENBLAS_NUM_THREADS``."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    command = [sys.executable, os.path.abspath(__file__), "--grid-under-load"]
+    command += ["--rounds", str(rounds)] + (["--quick"] if quick else [])
+    sys.stdout.flush()
+    subprocess.run(command, env=env, check=True)
+
+
+def grid_under_load(quick: bool, rounds: int) -> None:
+    """The cubic grid's ``value_and_grad`` in ``values`` against SciPy's value, quiet and
+    beside busy processes, with OpenBLAS's threads as this process has them."""
+    from threadpoolctl import threadpool_info
+
+    rng = np.random.default_rng(1)
+    side, m_grid = (10, 500) if quick else (40, 10_000)
+    a, b = np.linspace(0.0, 1.0, side), np.linspace(0.0, 2.0, side)
+    values_host = np.sin(3 * a)[:, None] * np.cos(b)[None, :]
+    xi_host = np.stack([rng.uniform(0, 1, m_grid), rng.uniform(0, 2, m_grid)], axis=-1)
+    w_grid = jnp.asarray(rng.normal(size=m_grid))
+    grid = RegularGridInterpolator("cubic")
+    values, xi = jnp.asarray(values_host), jnp.asarray(xi_host)
+
+    def scipy_grid():
+        return scipy.interpolate.RegularGridInterpolator(
+            (a, b), values_host, method="cubic", solver=scipy.sparse.linalg.spsolve
+        )(xi_host)
+
+    value_and_grad = jax.jit(jax.value_and_grad(lambda v, q: jnp.vdot(w_grid, grid((a, b), v, q))))
+    threads = [i["num_threads"] for i in threadpool_info() if i["internal_api"] == "openblas"]
+    cores = os.cpu_count() or 1
+    busy = max(1, cores // 2)
+    print(
+        f"\ngrid {side}x{side} cubic, v_and_g in values, {m_grid} queries, OpenBLAS's "
+        f"default ({threads[0] if threads else '?'} threads, OPENBLAS_NUM_THREADS unset), "
+        f"{cores} cores, {rounds} rounds (medians)"
+    )
+    print(f"{'machine':<26}{'SciPy':>11}{'jaxbridge':>22}")
+    for label, spinners in (("quiet", 0), (f"beside {busy} busy process(es)", busy)):
+        context = multiprocessing.get_context("spawn")
+        others = [context.Process(target=spin, daemon=True) for _ in range(spinners)]
+        for process in others:
+            process.start()
+        try:
+            times = medians(
+                {"SciPy": scipy_grid, "jaxbridge": lambda: value_and_grad(values, xi)}, rounds
+            )
+        finally:
+            for process in others:
+                process.terminate()
+        base, t = times["SciPy"], times["jaxbridge"]
+        print(f"{label:<26}{base * 1e3:8.2f} ms{t * 1e3:11.2f} ms ({t / base:5.2f}x)")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,11 @@ class Transposed(jb.Adapter):
 
     signature = "(n),(m),(m)->(n)"
     linear_in = ("g",)
+    # transpose_by_columns's products (blocks of queries x n, transposed, times g) woke
+    # OpenBLAS's threads, which then busy-wait (see Adapter.blas_threads): a periodic cubic
+    # spline, n = 200, 1e4 queries, value_and_grad in y took 1.01x the time with one thread
+    # on a quiet machine, 0.79x beside a busy process (2 cores)
+    blas_threads = 1
 
     def output_specs(self, x, g, xq):
         spec = jax.ShapeDtypeStruct(x.shape[-1:], jb.result_dtype(x, g, xq))

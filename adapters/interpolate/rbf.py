@@ -104,6 +104,11 @@ class RBFInterpolator(MayFail):
     signature = "(p,n),(p),(m,n)->(m)"
     linear_in = ("d",)
     domains = {"y": scattered_sites, "x": inner_queries}
+    # SciPy's solve of the system and its kernel-matrix products at the queries woke
+    # OpenBLAS's threads, which then busy-wait (see Adapter.blas_threads); on 2 cores, one
+    # thread took 0.78-0.9x the time of two (evaluation, 300 and 1000 sites, 2000 queries;
+    # not measured on more cores, where the solve of thousands of sites may want threads)
+    blas_threads = 1
 
     def __post_init__(self) -> None:
         owner = "RBFInterpolator"
@@ -286,6 +291,9 @@ class SystemSolve(jb.Adapter):
 
     signature = "(p,n),(n),(n),(r)->(r)"
     linear_in = ("r",)
+    # as RBFInterpolator's: value_and_grad in the sites took 0.76-0.81x the time with one
+    # thread on a loaded 2-core machine (300 and 1000 sites), 0.34-1.0x beside a busy process
+    blas_threads = 1
 
     def output_specs(self, y, shift, scale, r):
         return jax.ShapeDtypeStruct(r.shape[-1:], jb.result_dtype(y, r))
