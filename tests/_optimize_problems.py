@@ -13,6 +13,11 @@ import numpy as np
 import jaxbridge as jb
 from jaxbridge.adapters.optimize import Linprog, Nnls
 
+SECOND_ORDER = 1e-8
+"""``check_adapter``'s rtol for the implicit solvers' "hessian" check: their second
+derivatives come from extrapolated differences of the user's first derivatives (about 1e-10
+relative), which the compositions of modes take by different formulas."""
+
 # --------------------------------------------------------------------------- Kepler
 
 

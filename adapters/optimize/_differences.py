@@ -205,3 +205,130 @@ def _differences(
 
 def _largest(a: np.ndarray) -> float:
     return float(np.abs(a).max()) if a.size else 0.0
+
+
+# ------------------------------------------------------- along directions (second order)
+
+
+class RoughDifferences(ArithmeticError):
+    """Differences along directions whose extrapolation is not finite, or whose error
+    estimate is above ``ACCURATE`` of their scale: the function is not smooth there (a kink,
+    noise) or not defined."""
+
+
+ACCURATE = 1e-6
+"""The largest error estimate ``directional`` and ``mixed`` accept, relative to the larger
+of their result's magnitude and the scale of the values they difference (times the
+directions' sizes): about 1e-10 is usual on smooth functions; a kink within the steps
+gives errors near the result's own size."""
+
+MIXED_STEP = float(np.finfo(np.float64).eps) ** (1 / 6)
+"""The first step of a mixed second difference (``mixed``), relative as ``FD_STEP``'s: 2.4e-3,
+where one Richardson step balances truncation (``h⁴``) and rounding (``eps / h²``)."""
+
+
+def directional(
+    fun: Callable[[np.ndarray], np.ndarray],
+    point: np.ndarray,
+    d: np.ndarray,
+    room: np.ndarray | None = None,
+) -> tuple[np.ndarray, float]:
+    """``d/dt fun(point + t d)`` at 0, by central differences extrapolated by Ridders'
+    method from a step that moves each coordinate by at most ``FD_STEP * max(1, |point_i|)``
+    (and at most ``room_i``, the room about ``point_i``, where given); and the estimate's
+    error. ``fun`` maps a flat point to a flat array."""
+    unit, size = _unit(point, d)
+    if size == 0 or not np.isfinite(size):  # (a NaN or infinite direction: NaN)
+        return np.zeros_like(fun(point)) * size, 0.0
+    step = _limited(FD_STEP, np.abs(unit), room)
+    magnitude = [0.0]
+
+    def difference(h: float) -> np.ndarray:
+        plus, minus = fun(point + h * unit), fun(point - h * unit)
+        magnitude[0] = max(magnitude[0], _largest(plus), _largest(minus))
+        return (plus - minus) / (2 * h)
+
+    best, error = extrapolated(difference, step)
+    return _judged(size * best, size * error, size * magnitude[0])
+
+
+def mixed(
+    fun: Callable[[np.ndarray], np.ndarray],
+    point: np.ndarray,
+    u: np.ndarray,
+    v: np.ndarray,
+    room: np.ndarray | None = None,
+) -> tuple[np.ndarray, float]:
+    """``∂²/∂s∂t fun(point + s u + t v)`` at 0, by the four-point difference
+    ``(f(h, h) - f(h, -h) - f(-h, h) + f(-h, -h)) / 4h²`` (its error even in ``h``)
+    extrapolated by Ridders' method from a step ``MIXED_STEP`` (relative, as
+    ``directional``'s; at most ``room_i`` in all); and the estimate's error. A second
+    derivative of ``fun`` from its values: where ``fun`` is an exact gradient, a third
+    derivative from first ones."""
+    unit_u, size_u = _unit(point, u)
+    unit_v, size_v = _unit(point, v)
+    if size_u * size_v == 0 or not np.isfinite(size_u * size_v):
+        return np.zeros_like(fun(point)) * (size_u * size_v), 0.0
+    step = _limited(MIXED_STEP, np.abs(unit_u) + np.abs(unit_v), room)
+    magnitude = [0.0]
+
+    def difference(h: float) -> np.ndarray:
+        a, b = h * unit_u, h * unit_v
+        values = [fun(point + a + b), fun(point + a - b), fun(point - a + b), fun(point - a - b)]
+        magnitude[0] = max(magnitude[0], *map(_largest, values))
+        return (values[0] - values[1] - values[2] + values[3]) / (4 * h * h)
+
+    best, error = extrapolated(difference, step)
+    size = size_u * size_v
+    return _judged(size * best, size * error, size * magnitude[0])
+
+
+def _judged(value: np.ndarray, error: float, scale: float) -> tuple[np.ndarray, float]:
+    """``(value, error)``, or ``RoughDifferences`` (see ``ACCURATE``)."""
+    if not (np.isfinite(value).all() and error <= ACCURATE * max(_largest(value), scale)):
+        raise RoughDifferences(
+            f"error estimate {error:.1e} for a result of magnitude {_largest(value):.1e} "
+            f"(values of magnitude {scale:.1e} differenced)"
+        )
+    return value, error
+
+
+def _unit(point: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, float]:
+    """``d`` scaled to move no coordinate by more than ``max(1, |point_i|)``, and the scale."""
+    size = float(np.max(np.abs(d) / np.maximum(1.0, np.abs(point)), initial=0.0))
+    return (d / size if size else d), size
+
+
+def _limited(step: float, reach: np.ndarray, room: np.ndarray | None) -> float:
+    """``step``, or less where moving each coordinate by ``step * reach_i`` would leave its
+    ``room_i`` (a margin kept)."""
+    if room is None:
+        return step
+    moving = reach > 0
+    if not moving.any():
+        return step
+    return min(step, 0.5 * float(np.min(room[moving] / reach[moving])))
+
+
+def extrapolated(
+    difference: Callable[[float], np.ndarray], step: float, ratio: float = 4.0
+) -> tuple[np.ndarray, float]:
+    """Ridders' method on ``difference(h)``, a difference of step ``h`` whose error runs in
+    powers of ``h²`` (``ratio`` 4): steps ``step``, ``step / 2``, ..., Neville's tableau,
+    until the estimates' error grows; the estimate with the smallest error, and that error
+    (as ``_column``)."""
+    rows = [difference(step)]
+    best, error = rows[0], np.inf
+    for _ in range(RIDDERS_STEPS - 1):
+        step /= 2
+        new, factor = [difference(step)], ratio
+        for previous in rows:
+            new.append((factor * new[-1] - previous) / (factor - 1))
+            factor *= ratio
+            change = max(_largest(new[-1] - new[-2]), _largest(new[-1] - previous))
+            if change <= error:
+                best, error = new[-1], change
+        if _largest(new[-1] - rows[-1]) >= 2 * error:
+            break
+        rows = new
+    return best, float(error)

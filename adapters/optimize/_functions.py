@@ -326,3 +326,31 @@ class Recent:
 
 _ONE = np.ones((1,))  # the cotangent of a scalar objective
 _ONE.flags.writeable = False
+
+
+def objective_derivatives(adapter: jb.Adapter) -> tuple[Any, Any]:
+    """``(gradient, hessian)`` of a scalar objective at any ``(x, θ)``, for the second order
+    (``BoxSecondOrder``): ``gradient(x, θ)``, ``(∂f/∂x, ∂f/∂θ)`` joined, from one forward
+    and one backward call; ``hessian(x, θ)``, the user's hook's ``(∂²f/∂x², ∂²f/∂x∂θ)``, or
+    None without one."""
+    user = UserFunction(adapter, "the objective")
+
+    def gradient(x: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        return np.concatenate(user.vjp((x, theta), _ONE[0]))
+
+    def hessian(x: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return HostFunction(adapter, theta).second(x)
+
+    return gradient, hessian if callable(getattr(adapter, "hessian", None)) else None
+
+
+def sum_of_squares_gradient(adapter: jb.Adapter) -> Any:
+    """``(x, θ) -> (Jₓᵀr, J_θᵀr)`` joined, the exact gradient of ``½|r|²``: one forward and
+    one backward call (cotangent ``r``), for the second order (``BoxSecondOrder``)."""
+    user = UserFunction(adapter, "the residual")
+
+    def gradient(x: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        res = user.residuals((x, theta))
+        return np.concatenate(user.pullback(res, res[2], 2))
+
+    return gradient

@@ -9,9 +9,12 @@ by Newton steps on ``F`` and checks it again; the rules then need only ``J_z = �
 
     reverse:  λ = J_zᵀ⁻¹ ḡ,  q̄ = -J_qᵀ λ        forward:  ż = -J_z⁻¹ J_q q̇
 
-and the start ``x0`` gets an exact zero. A call whose result is not differentiated needs
-no ``J_q`` and, unless its checks are close, no accurate ``J_z`` (``SCREEN``). Host code
-only: NumPy and SciPy, never JAX.
+and the start ``x0`` gets an exact zero. The rules are bridged calls whose own rules are
+the second order (``_second_order``), which also reads the solution ``z`` and its active
+set, saved after ``J_z`` and ``J_q``. A call whose result is not differentiated needs no
+``J_q`` and, unless its checks are close, no accurate ``J_z`` (``SCREEN``). Host code,
+NumPy and SciPy, except ``ImplicitSolver``'s rules (JAX calling ``_second_order``'s
+helpers).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from .._failure import MayFail, OptimizeError
 from .._parameters import check_choice
 from ._differences import ROUGH_STEP
 from ._functions import user_domains
+from ._second_order import SecondOrder, rules_in_jax
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -367,9 +371,11 @@ class ImplicitSolver(MayFail):
 
     def _solve(
         self, *args: np.ndarray, derivatives: bool
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """``(x, J_z, J_q)`` from the float64 arguments; without ``derivatives`` (nothing
-        will differentiate the result), ``J_q`` may be None and ``J_z`` rough."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+        """``(x, J_z, J_q, state)`` from the float64 arguments; without ``derivatives``
+        (nothing will differentiate the result), ``J_q`` may be None and ``J_z`` rough.
+        ``state``, ``(2k,)``: the whole solution ``z`` and the active set (one flag per
+        unknown, as ``_second_order`` reads it), which the second order needs."""
         raise NotImplementedError
 
     def _sizes(self, x0: Any, theta: Any) -> tuple[int, int]:
@@ -395,63 +401,46 @@ class ImplicitSolver(MayFail):
     def residual_specs(self, x0, theta, *bounds):
         k, q = self._sizes(x0, theta)
         dtype = jb.result_dtype(x0, theta, *bounds)
-        return jax.ShapeDtypeStruct((k, k), dtype), jax.ShapeDtypeStruct((k, q), dtype)
+        return (
+            jax.ShapeDtypeStruct((k, k), dtype),
+            jax.ShapeDtypeStruct((k, q), dtype),
+            jax.ShapeDtypeStruct((2 * k,), dtype),
+        )
 
     def _nothing_to_solve(self, x0, theta, *bounds):
         """An empty ``x``: there is nothing to solve for, and it moves with nothing."""
         k, q = self._sizes(x0, theta)
-        return np.zeros(0), np.eye(k), np.zeros((k, q))
+        return np.zeros(0), np.eye(k), np.zeros((k, q)), np.zeros(2 * k)
 
     def forward(self, x0, theta, *, residuals=True):
         return self._forward(x0, theta, residuals=residuals)
 
     def _forward(self, *args, residuals=True):
-        """``x`` and, for a differentiated call (``residuals``), ``(J_z, J_q)``."""
+        """``x`` and, for a differentiated call (``residuals``), ``(J_z, J_q, state)``."""
         dtype = jb.result_dtype(*args)
         n = args[0].shape[-1]
         k, q = self._sizes(args[0], args[1])
         try:
             args64 = [np.asarray(a, np.float64) for a in args]
             if n == 0:
-                x, jz, jq = self._nothing_to_solve(*args64)
+                x, jz, jq, state = self._nothing_to_solve(*args64)
             else:
-                x, jz, jq = self._solve(*args64, derivatives=residuals)
+                x, jz, jq, state = self._solve(*args64, derivatives=residuals)
         except OptimizeError as error:
-            x, jz, jq = self.nan_on_failure(error, (n,), (k, k), (k, q))
+            x, jz, jq, state = self.nan_on_failure(error, (n,), (k, k), (k, q), (2 * k,))
         if not residuals:
             return x.astype(dtype)
-        return x.astype(dtype), jz.astype(dtype), jq.astype(dtype)  # pyright: ignore[reportOptionalMemberAccess]
+        return x.astype(dtype), jz.astype(dtype), jq.astype(dtype), state.astype(dtype)  # pyright: ignore[reportOptionalMemberAccess]
 
-    def backward(self, res, g):
-        count = len(res) - 3
-        args, (x, jz, jq) = res[:count], res[count:]
-        gz = np.zeros(jz.shape[0])
-        gz[: x.shape[-1]] = g
-        if np.isfinite(jz).all() and np.isfinite(jq).all():
-            jz64 = np.asarray(jz, np.float64)
-            gq = -(np.asarray(jq, np.float64).T @ np.linalg.solve(jz64.T, gz))
-            g0 = np.zeros(x.shape)
-        else:  # a failed solve: NaN for every cotangent of this element
-            gq, g0 = np.full(jq.shape[1], np.nan), np.full(x.shape, np.nan)
-        cuts = np.cumsum([a.shape[-1] for a in args[1:]])[:-1]
-        parts = np.split(gq, cuts)
-        return (g0.astype(args[0].dtype), *(c.astype(a.dtype) for c, a in zip(parts, args[1:])))
+    def pullback(self, res, g):
+        # the rules are bridged calls (``_second_order``): differentiable again
+        return rules_in_jax(self)[0](res, g)
 
-    def jvp(self, res, tangents):
-        count = len(res) - 3
-        args, (x, jz, jq) = res[:count], res[count:]
-        if not (np.isfinite(jz).all() and np.isfinite(jq).all()):
-            # a failed solve: NaN, also for a tangent in x0 alone, as the backward's cotangents
-            return np.full(x.shape, np.nan, x.dtype)
-        if all(t is None for t in tangents[1:]):
-            return None
-        dq = np.concatenate(
-            [np.zeros(a.shape[-1]) if t is None else t for t, a in zip(tangents[1:], args[1:])]
-        )
-        # an infinite bound does not move (whatever its tangent says); any other tangent
-        # goes through as it is, NaN included
-        values = np.concatenate([a.reshape(-1) for a in args[1:]])
-        dq = np.where(np.isinf(values), 0.0, dq)
-        jz64, jq64 = np.asarray(jz, np.float64), np.asarray(jq, np.float64)
-        dz = -np.linalg.solve(jz64, jq64 @ dq)
-        return dz[: x.shape[-1]].astype(x.dtype)
+    def pushforward(self, res, tangents):
+        return rules_in_jax(self)[1](res, tangents)
+
+    def _second_order(self, q: np.ndarray, z: np.ndarray, flags: np.ndarray, n: int) -> SecondOrder:
+        """The optimality system's second derivatives at the solution ``z``, whose first
+        ``n`` entries are ``x`` (``flags``: its active set, as ``_solve`` returned it), for
+        the joined parameters ``q``."""
+        raise NotImplementedError

@@ -13,6 +13,8 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
+from .._user_function import UserFunction
+from ._differences import mixed
 from ._functions import HostFunction
 from ._implicit import (
     MULTIPLIER,
@@ -82,9 +84,11 @@ def solve_kkt(
     verdict: str,
     success: bool,
     derivatives: bool = True,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """From SciPy's answer ``x``: the active set, refinement of ``(x, μ)`` and the checks. The
-    first ``equalities`` constraints are equalities. Returns ``(x, J_z, J_q)``.
+    first ``equalities`` constraints are equalities. Returns ``(x, J_z, J_q, state)``, the
+    state ``z = (x, μ)`` and its flags (1 for an active constraint's multiplier, else 0:
+    ``KKTSecondOrder``).
 
     Candidates are the inequalities within ``NEAR`` of their limit; nonnegative least squares
     on ``∇f = Jᵀμ`` over them (and the equalities) picks those with a positive multiplier.
@@ -129,7 +133,8 @@ def solve_kkt(
 
     what = "the Hessian of the Lagrangian on the active constraints"
     require_strict_minimum(system, z, jz, jq, what, verdict, part=reduced)
-    return x, jz, jq
+    flags = np.concatenate([np.zeros(n), system.active.astype(float)])
+    return x, jz, jq, np.concatenate([z, flags])
 
 
 def _multipliers(system: KKTSystem, x: np.ndarray) -> np.ndarray:
@@ -157,3 +162,51 @@ def _nonnegative(system: KKTSystem, x: np.ndarray, rows: np.ndarray, equalities:
     mu[chosen] = solution[: len(chosen)]
     mu[chosen[free]] -= solution[len(chosen) :]
     return mu
+
+
+class KKTSecondOrder:
+    """The KKT equations' second derivatives on the active set (``SecondOrder``), from the
+    Lagrangian ``L(x, μ, θ) = f - μᵀc``: its rows are ``∇ₓL``, ``c_j = -∂L/∂μ_j`` on the
+    active set and ``μ_j`` (linear) off it, so ``λ · F = u · ∇L`` up to a linear part with
+    ``u = (λₓ, -λ_μ)`` on the active set, and both ``D`` and ``F''`` are mixed second
+    differences (``mixed``) of ``∇L = (∇ₓf - Jᵀμ, -c, ∇_θf - J_θᵀμ)``, which costs one
+    forward and one backward call of each adapter (the constraints' with cotangent ``μ``):
+    third derivatives of ``f`` and ``c`` from their exact first ones."""
+
+    def __init__(
+        self,
+        objective: object,
+        constraints: list,
+        n: int,
+        z: np.ndarray,
+        theta: np.ndarray,
+        flags: np.ndarray,
+    ):
+        self.f = UserFunction(objective, "the objective")  # pyright: ignore[reportArgumentType]
+        self.constraints = [UserFunction(c, "a constraint") for c in constraints]
+        self.n, self.k = n, z.shape[-1]
+        self.active = flags[n:] != 0
+        self.point = np.concatenate([z, theta])
+
+    def _lagrangian_gradient(self, point: np.ndarray) -> np.ndarray:
+        n, k = self.n, self.k
+        x, mu, theta = point[:n], point[n:k], point[k:]
+        gx, gt = self.f.vjp((x, theta), np.ones(()))
+        values, start = [], 0
+        for c in self.constraints:
+            res = c.residuals((x, theta))
+            size = res[2].shape[-1]
+            cx, ct = c.pullback(res, mu[start : start + size], 2)
+            gx, gt, start = gx - cx, gt - ct, start + size
+            values.append(res[2])
+        return np.concatenate([gx, -np.concatenate(values or [np.zeros(0)]), gt])
+
+    def contracted(self, lam: np.ndarray, d: np.ndarray) -> np.ndarray:
+        n, k = self.n, self.k
+        u = np.concatenate([lam[:n], -np.where(self.active, lam[n:], 0.0), np.zeros(len(d) - k)])
+        return mixed(self._lagrangian_gradient, self.point, u, d)[0]
+
+    def bilinear(self, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
+        n, k = self.n, self.k
+        second = mixed(self._lagrangian_gradient, self.point, d1, d2)[0]
+        return np.concatenate([second[:n], -np.where(self.active, second[n:k], 0.0)])

@@ -7,10 +7,12 @@ Free variables satisfy ``∂f/∂x_i = 0``; a variable held at a bound satisfies
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
 
+from ._differences import directional, mixed
 from ._implicit import (
     MULTIPLIER,
     NEAR,
@@ -83,11 +85,13 @@ def solve_box(
     verdict: str,
     success: bool,
     derivatives: bool = True,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """From SciPy's answer ``x``: the active set, refinement and the checks of a strict local
     minimum (free variables strictly inside the box, held ones with a multiplier of the
     right sign and clearly nonzero, the free block of the Hessian positive definite).
-    Returns ``(x, J_z, J_q)``; without ``derivatives``, see ``settle``.
+    Returns ``(x, J_z, J_q, state)``, the state ``x`` and its flags (-1 held at the lower
+    bound, 1 at the upper, 0 free: ``BoxSecondOrder``); without ``derivatives``, see
+    ``settle``.
 
     A variable within ``NEAR * (1 + |x_i|)`` of a bound with the gradient pushing outwards
     is held there; after refinement a held variable whose gradient turns inwards is released
@@ -99,7 +103,7 @@ def solve_box(
     if bounds is None:
         x, _, jz, jq = settle(system, x, scale, verdict, success, derivatives=derivatives)
         require_strict_minimum(system, x, jz, jq, "the Hessian", verdict)
-        return x, jz, jq
+        return x, jz, jq, np.concatenate([x, np.zeros(n)])
     lower, upper = bounds
     x = np.clip(x, lower, upper)
     g = f.gradient_x(x)
@@ -146,4 +150,72 @@ def solve_box(
         verdict,
         part=lambda jz: jz[np.ix_(~held, ~held)],
     )
-    return x, jz, jq
+    flags = system.at_upper.astype(float) - system.at_lower.astype(float)
+    return x, jz, jq, np.concatenate([x, flags])
+
+
+class BoxSecondOrder:
+    """The second derivatives of ``BoxSystem`` (``SecondOrder``) at a solution: its free rows
+    are ``∇ₓφ`` of the scalar ``φ`` (the objective, or ``½|r|²``), its held rows linear.
+
+    From ``hessian(x, θ) -> (∂²φ/∂x², ∂²φ/∂x∂θ)`` where that is exact (the user's hook):
+    central differences of it along one direction, extrapolated by Ridders' method (about
+    1e-12 relative). Otherwise from ``gradient(x, θ) -> (∂φ/∂x, ∂φ/∂θ)`` joined, the exact
+    first derivatives: mixed second differences along two directions (``mixed``; third
+    derivatives of ``φ`` from its gradient, about 1e-10 relative). Free variables' steps stay
+    inside the box; held ones move with their bound.
+    """
+
+    def __init__(
+        self,
+        gradient: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        hessian: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None,
+        x: np.ndarray,
+        theta: np.ndarray,
+        flags: np.ndarray,
+        bounds: tuple[np.ndarray, np.ndarray] | None,
+    ):
+        self.gradient, self.hessian = gradient, hessian
+        self.n, self.p, self.bounded = x.shape[-1], theta.shape[-1], bounds is not None
+        self.point = np.concatenate([x, theta])
+        self.free = flags == 0
+        room = np.full(self.n + self.p, np.inf)
+        if bounds is not None:
+            gap = np.minimum(x - bounds[0], bounds[1] - x)
+            room[: self.n] = np.where(self.free, gap, np.inf)
+        self.room = room
+
+    def _g(self, point: np.ndarray) -> np.ndarray:
+        return self.gradient(point[: self.n], point[self.n :])
+
+    def _h(self, point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.hessian(point[: self.n], point[self.n :])  # pyright: ignore[reportOptionalCall]
+
+    def contracted(self, lam: np.ndarray, d: np.ndarray) -> np.ndarray:
+        n, p = self.n, self.p
+        weights = np.where(self.free, lam, 0.0)  # (held rows are linear)
+        along = d[: n + p]
+        if self.hessian is not None:
+
+            def contract(point):
+                hxx, hxt = self._h(point)
+                return np.concatenate([hxx @ weights, hxt.T @ weights])
+
+            value, _ = directional(contract, self.point, along, self.room)
+        else:
+            u = np.concatenate([weights, np.zeros(p)])
+            value, _ = mixed(self._g, self.point, u, along, self.room)
+        return np.concatenate([value, np.zeros(2 * n if self.bounded else 0)])
+
+    def bilinear(self, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
+        n, p = self.n, self.p
+        if self.hessian is not None:
+
+            def apply(point):
+                hxx, hxt = self._h(point)
+                return hxx @ d1[:n] + hxt @ d1[n : n + p]
+
+            value, _ = directional(apply, self.point, d2[: n + p], self.room)
+        else:
+            value = mixed(self._g, self.point, d1[: n + p], d2[: n + p], self.room)[0][:n]
+        return np.where(self.free, value, 0.0)

@@ -9,9 +9,9 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from ._functions import HostFunction, check_user
+from ._functions import HostFunction, check_user, sum_of_squares_gradient
 from ._implicit import ImplicitSolver, finite_inputs, outcome
-from ._stationary import solve_box
+from ._stationary import BoxSecondOrder, solve_box
 
 _REFUSED = ("loss", "f_scale", "bounds", "jac", "args", "kwargs", "ftol", "xtol", "gtol")
 
@@ -50,8 +50,13 @@ class LeastSquares(ImplicitSolver):
     not differentiated checks definiteness as ``Minimize`` does, and never forms ``∂r/∂θ``.
 
     Derivatives by the implicit function theorem on ``Jᵀr = 0``; for a linear model ``r =
-    X β - y`` they are ``∂β/∂y = pinv(X)``. Exactly zero in ``x0``. First order in both
-    modes; the rules run on the host.
+    X β - y`` they are ``∂β/∂y = pinv(X)``. Exactly zero in ``x0``. Second order in every
+    composition of modes (``jax.hessian``, ``jvp`` of ``grad``, ``jacrev(jacrev)``,
+    ``jacfwd(jacfwd)``), not third: the rules are bridged calls (``_second_order``) whose
+    own rules need the third derivatives of ``½|r|²``, from mixed second differences of its
+    exact gradient ``(Jₓᵀr, J_θᵀr)`` (one ``backward`` call each, cotangent ``r``) along two
+    directions, extrapolated by Ridders' method (about 1e-10 relative; a gradient too rough
+    for them, or NaN there, is an ``OptimizeError``).
     """
 
     residual: jb.Adapter
@@ -87,6 +92,10 @@ class LeastSquares(ImplicitSolver):
         x = np.asarray(result.x, np.float64)
         sum_of_squares, p = _SumOfSquares(r), theta.shape[-1]
         return solve_box(sum_of_squares, x, x0, p, None, verdict, result.success, derivatives)
+
+    def _second_order(self, q, z, flags, n):
+        gradient = sum_of_squares_gradient(self.residual)
+        return BoxSecondOrder(gradient, None, z, q, flags, None)
 
 
 class _SumOfSquares:

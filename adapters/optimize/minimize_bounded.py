@@ -7,10 +7,10 @@ import numpy as np
 
 import jaxbridge as jb
 
-from ._functions import HostFunction, check_user
+from ._functions import HostFunction, check_user, objective_derivatives
 from ._implicit import ImplicitSolver, failure, finite_inputs, outcome
 from ._minimizing import run_minimize
-from ._stationary import solve_box
+from ._stationary import BoxSecondOrder, solve_box
 
 
 def _lower(raw: np.ndarray) -> np.ndarray:
@@ -58,7 +58,9 @@ class MinimizeBounded(ImplicitSolver):
     Derivatives by the implicit function theorem on the active set: held variables follow
     their bound (derivative 1 in it, 0 in ``theta``), free ones solve ``H_FF ẋ_F = -(∂²f/
     ∂x_F∂θ θ̇ + H_FA ẋ_A)``; the derivative in ``x0`` and in inactive bounds is exactly zero.
-    First order in both modes; the rules run on the host.
+    Second order as ``Minimize``'s (in ``theta``, ``lower`` and ``upper``, on the active set,
+    which is constant near a non-degenerate solution): held variables' second derivatives
+    are zero, free ones' differences stay inside the box.
 
     For ``jaxbridge.testing``, bounds are drawn with ``lower`` in [-1.75, -1.25] and
     ``upper`` in [1.25, 1.75]; ``x0`` and ``theta`` from the objective's ``domains`` (which
@@ -98,3 +100,10 @@ class MinimizeBounded(ImplicitSolver):
         x = np.asarray(result.x, np.float64)
         p = theta.shape[-1]
         return solve_box(f, x, start, p, bounds, verdict, result.success, derivatives)
+
+    def _second_order(self, q, z, flags, n):
+        n = z.shape[-1]
+        p = q.shape[-1] - 2 * n
+        bounds = (q[p : p + n], q[p + n :])
+        derivatives = objective_derivatives(self.objective)
+        return BoxSecondOrder(*derivatives, z, q[:p], flags, bounds)

@@ -11,7 +11,7 @@ import jaxbridge as jb
 
 from ._functions import HostFunction, check_user
 from ._implicit import TIGHT, ImplicitSolver, failure, finite_inputs, outcome
-from ._kkt import KKTSystem, solve_kkt
+from ._kkt import KKTSecondOrder, KKTSystem, solve_kkt
 from ._minimizing import run_minimize
 
 
@@ -60,7 +60,12 @@ class MinimizeConstrained(ImplicitSolver):
     Derivatives by the implicit function theorem on the KKT equations of the active set
     (inactive inequalities dropped): with ``K`` their Jacobian in ``(x, μ)`` and ``K_θ`` in
     ``θ``, ``θ̄ = -K_θᵀ K⁻ᵀ (ḡ, 0)`` and ``(ẋ, μ̇) = -K⁻¹ K_θ θ̇``; exactly zero in ``x0``.
-    First order in both modes; the rules run on the host.
+    Second order in every composition of modes, not third, on the active set (constant near
+    a non-degenerate solution): the rules are bridged calls (``_second_order``) whose own
+    rules need third derivatives of the Lagrangian ``f - μᵀc``, from mixed second
+    differences of its exact gradient (one ``backward`` call of each adapter, the
+    constraints' with cotangent ``μ``) along two directions, extrapolated by Ridders' method
+    (about 1e-10 relative; a gradient too rough for them is an ``OptimizeError``).
     """
 
     objective: jb.Adapter
@@ -106,6 +111,10 @@ class MinimizeConstrained(ImplicitSolver):
         system = KKTSystem(f, constraints, sizes, n, p)
         x = np.asarray(result.x, np.float64)
         return solve_kkt(system, x, x0, equalities, verdict, result.success, derivatives)
+
+    def _second_order(self, q, z, flags, n):
+        constraints = [c for c in (self.eq, self.ineq) if c is not None]
+        return KKTSecondOrder(self.objective, constraints, n, z, q, flags)
 
     def _nothing_to_solve(self, x0, theta):
         """An empty ``x``: the constraints, functions of ``theta`` alone, hold or do not."""

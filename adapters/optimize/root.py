@@ -7,7 +7,10 @@ import numpy as np
 import scipy.optimize
 
 import jaxbridge as jb
+from jaxbridge.internal import overrides
 
+from .._user_function import UserFunction
+from ._differences import directional, mixed
 from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome, settle
 
@@ -46,8 +49,13 @@ class Root(ImplicitSolver):
 
     Derivatives, by the implicit function theorem at the returned root: ``θ̄ = -J_θᵀ
     J_x⁻ᵀ ḡ`` and ``ẋ = -J_x⁻¹ J_θ θ̇``, from the Jacobians saved by the forward; the
-    derivative in ``x0`` is exactly zero. First order in both modes (``grad``, ``jacrev``,
-    ``jvp``, ``jacfwd``); the rules run on the host.
+    derivative in ``x0`` is exactly zero. Second order in every composition of modes
+    (``jax.hessian``, ``jvp`` of ``grad``, ``jacrev(jacrev)``, ``jacfwd(jacfwd)``), not
+    third: the rules are bridged calls (``_second_order``) whose own rules need the
+    residual's second derivatives, from central differences of ``backward`` (cotangent
+    ``λ``) along one direction, and for forward over forward of its host ``jvp`` where it has
+    one, else mixed second differences of its values, each extrapolated by Ridders' method
+    (about 1e-12, 1e-10 relative; a residual too rough for them is an ``OptimizeError``).
     """
 
     residual: jb.Adapter
@@ -71,7 +79,10 @@ class Root(ImplicitSolver):
         verdict = outcome("root", self.method, result)
         x = np.asarray(result.x, np.float64)
         x, _, jx, jt = settle(system, x, scale, verdict, result.success, derivatives=derivatives)
-        return x, jx, jt
+        return x, jx, jt, np.concatenate([x, np.zeros(x.shape[-1])])
+
+    def _second_order(self, q, z, flags, n):
+        return RootSecondOrder(self.residual, z, q)
 
 
 class _RootSystem:
@@ -86,3 +97,39 @@ class _RootSystem:
 
     def linearize(self, x):
         return self.fun.value_and_jacobian(x)
+
+
+class RootSecondOrder:
+    """The residual's second derivatives at a root (``SecondOrder``): ``D`` by central
+    differences of its exact pullback (``backward`` with cotangent ``λ``) along one
+    direction; ``F''[d1, d2]`` by differences of its host ``jvp`` along ``d1`` where it has
+    one, else mixed second differences of its values; each extrapolated by Ridders'
+    method."""
+
+    def __init__(self, residual: jb.Adapter, x: np.ndarray, theta: np.ndarray):
+        self.user = UserFunction(residual, "the residual")
+        self.n, self.point = x.shape[-1], np.concatenate([x, theta])
+        self.has_jvp = overrides(residual, "jvp")
+
+    def _args(self, point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return point[: self.n], point[self.n :]
+
+    def contracted(self, lam: np.ndarray, d: np.ndarray) -> np.ndarray:
+        def pulled(point):
+            return np.concatenate(self.user.vjp(self._args(point), lam))
+
+        return directional(pulled, self.point, d)[0]
+
+    def bilinear(self, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
+        if self.has_jvp:
+            along = self._args(d1)
+
+            def pushed(point):
+                return self.user.jvp(self._args(point), along)
+
+            return directional(pushed, self.point, d2)[0]
+
+        def value(point):
+            return self.user.outputs(self._args(point))[0]
+
+        return mixed(value, self.point, d1, d2)[0]

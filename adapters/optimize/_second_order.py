@@ -1,0 +1,264 @@
+"""The solvers' derivative rules as bridged calls whose own rules are second order.
+
+An ``ImplicitSolver``'s ``pullback`` and ``pushforward`` (written in JAX) hand the work to
+two helper adapters, ``ImplicitAdjoint`` and ``ImplicitTangent``, whose host ``forward`` is
+the first-order rule (what the solver's host ``backward`` and ``jvp`` were: one solve with
+the saved ``J_z``) and whose host ``jvp`` and ``backward`` are the second order, so that
+``jax.hessian``, ``jvp`` of ``grad``, ``grad`` of ``grad`` and ``jacfwd`` of ``jacfwd``
+all work. With ``M(q) = -J_z⁻¹ J_q`` the solution's derivative (``z`` the unknowns, ``q``
+the parameters), the adjoint is ``Mᵀ g`` and the tangent ``M q̇``; moving ``q`` along ``e``
+moves them through ``M``, whose derivative needs the optimality system's second
+derivatives ``F''`` along two directions ``(ż, q̇)``:
+
+    Ṁ[e] q̇ = -J_z⁻¹ F''[(M e, e), (M q̇, q̇)]       (tangent, its jvp)
+    Ṁ[e]ᵀ g = -(Mᵀ D_z + D_q),  D = F''[λ; (M e, e), ·],  λ = J_z⁻ᵀ g
+
+(Blondel et al., "Efficient and modular implicit differentiation", 2022). ``D``, the
+second derivatives contracted with ``λ`` and one direction, serves the adjoint's ``jvp``
+and ``backward`` and the tangent's ``backward``; the tangent's ``jvp`` needs ``F''`` of two
+directions. Each solver says how to compute them from what its user's adapters provide
+(``ImplicitSolver._second_order``).
+
+The derivative in ``x`` itself (not through ``q``) is never asked for: ``x`` is the
+solver's output, so its tangent is always ``M q̇`` (0 in ``x0``), which the rules use,
+and a cotangent of ``x`` is left to the solver's own pullback. Host code in the rules,
+JAX in ``rules_in_jax``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxbridge as jb
+
+from .._failure import OptimizeError
+from ._differences import RoughDifferences
+
+failure = OptimizeError.because
+
+if TYPE_CHECKING:
+    from ._implicit import ImplicitSolver
+
+
+class SecondOrder(Protocol):
+    """The optimality system's second derivatives at a solution: directions ``d`` are
+    ``(ż, q̇)``, in the unknowns then the parameters."""
+
+    def contracted(self, lam: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """``D = ∇_{(z,q)} (λ · F'[d])``: ``(k + q,)``."""
+        ...
+
+    def bilinear(self, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
+        """``F''[d1, d2]``: ``(k,)``."""
+        ...
+
+
+class _Rules:
+    """What one element's rules share: ``J_z``'s factors, ``M``, and the second
+    derivatives."""
+
+    def __init__(self, solver: ImplicitSolver, q, x, jz, jq, state):
+        self.solver = solver
+        self.q, self.x, self.n = np.asarray(q, np.float64), np.asarray(x, np.float64), x.shape[-1]
+        self.jz, self.jq = np.asarray(jz, np.float64), np.asarray(jq, np.float64)
+        self.k = self.jz.shape[0]
+        self.state = np.asarray(state, np.float64)
+        self.ok = bool(np.isfinite(self.jz).all() and np.isfinite(self.jq).all())
+        self.fixed = np.isinf(self.q)  # an infinite bound does not move
+        self._second: SecondOrder | None = None
+
+    def padded(self, g: np.ndarray) -> np.ndarray:
+        gz = np.zeros(self.k)
+        gz[: self.n] = g
+        return gz
+
+    def tangent(self, dq: np.ndarray) -> np.ndarray:
+        """``ż = M q̇``, whole (in every unknown)."""
+        dq = np.where(self.fixed, 0.0, dq)
+        return -np.linalg.solve(self.jz, self.jq @ dq)
+
+    def adjoint(self, gz: np.ndarray) -> np.ndarray:
+        """``λ = J_z⁻ᵀ g``."""
+        return np.linalg.solve(self.jz.T, gz)
+
+    def direction(self, dq: np.ndarray) -> np.ndarray:
+        """``(M q̇, q̇)``."""
+        dq = np.where(self.fixed, 0.0, dq)
+        return np.concatenate([self.tangent(dq), dq])
+
+    @property
+    def second(self) -> SecondOrder:
+        if self._second is None:
+            z, flags = self.state[: self.k], self.state[self.k :]
+            self._second = self.solver._second_order(self.q, z, flags, self.n)
+        return self._second
+
+    def through(self, dz: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """A cotangent ``(dz, dq)`` of ``(z, q)`` as one of ``q`` alone: ``Mᵀ dz + dq``."""
+        return np.where(self.fixed, 0.0, dq - self.jq.T @ self.adjoint(dz))
+
+    def moved_adjoint(self, lam: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """``Ṁ[e]ᵀ g`` for ``λ = J_z⁻ᵀ g`` and ``d = (M e, e)``: ``-(Mᵀ D_z + D_q)``."""
+        D = self._smooth(lambda: self.second.contracted(lam, d))
+        return -self.through(D[: self.k], D[self.k :])
+
+    def moved_tangent(self, e: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """``Ṁ[e] q̇`` for ``d = (M q̇, q̇)``: ``-J_z⁻¹ F''[(M e, e), d]``, in ``x``."""
+        bent = self._smooth(lambda: self.second.bilinear(self.direction(e), d))
+        return -np.linalg.solve(self.jz, bent)[: self.n]
+
+    def _smooth(self, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        try:
+            return compute()
+        except RoughDifferences as error:
+            owner = type(self.solver).__name__
+            users = " and ".join(type(u).__name__ for u in self.solver._users())
+            raise failure(
+                f"{owner}: the second derivatives of its solution are differences of the "
+                f"exact first derivatives of {users} near the solution, and these are not "
+                f"smooth there ({error}): second derivatives need a function three times "
+                "differentiable near the solution (an exact `hessian` hook on an objective "
+                "makes them differences of the hook instead)"
+            ) from None
+
+
+def _nan(shape) -> np.ndarray:
+    return np.full(shape, np.nan)
+
+
+class ImplicitAdjoint(jb.Adapter):
+    """The solver's reverse-mode rule: ``(q, x, g) -> (x̄₀, q̄)`` with ``q̄ = Mᵀ g`` and
+    ``x̄₀ = 0`` (NaN, both, for a failed solve); the residuals ``J_z, J_q`` and the state
+    after them are the solver's."""
+
+    solver: Any
+    signature = "(q),(n),(n),(k,k),(k,q),(s)->(n),(q)"
+    blas_threads = 1
+
+    def forward(self, q, x, g, jz, jq, state):
+        rules = _Rules(self.solver, q, x, jz, jq, state)
+        if not rules.ok:
+            return _nan(x.shape), _nan(q.shape)
+        return np.zeros(x.shape), -(rules.jq.T @ rules.adjoint(rules.padded(g)))
+
+    def jvp(self, res, tangents):
+        q, x, g, jz, jq, state = res[:6]
+        dq, _, dg = tangents[:3]
+        rules = _Rules(self.solver, q, x, jz, jq, state)
+        if not rules.ok:
+            return _nan(x.shape), _nan(q.shape)
+        out = np.zeros(q.shape)
+        if dg is not None:
+            out -= rules.jq.T @ rules.adjoint(rules.padded(dg))
+        if dq is not None and np.any(dq[~rules.fixed] != 0):
+            lam = rules.adjoint(rules.padded(g))
+            try:
+                out += rules.moved_adjoint(lam, rules.direction(dq))
+            except OptimizeError as error:
+                return self.solver.nan_on_failure(error, x.shape, q.shape)
+        return None, out
+
+    def backward(self, res, cts):
+        q, x, g, jz, jq, state = res[:6]
+        _, w = cts
+        rules = _Rules(self.solver, q, x, jz, jq, state)
+        if not rules.ok:
+            return _nan(q.shape), None, _nan(x.shape), None, None, None
+        d = rules.direction(w)
+        # q̄ = Mᵀ g is linear in g: g's cotangent is M w; through M, Ṁ[e]ᵀ g · w is
+        # -(Mᵀ D_z + D_q) · e with D along (M w, w), by the symmetry of F''
+        lam = rules.adjoint(rules.padded(g))
+        try:
+            gq = rules.moved_adjoint(lam, d) if np.any(d != 0) and np.any(lam != 0) else None
+        except OptimizeError as error:
+            gq, d = self.solver.nan_on_failure(error, q.shape, d.shape)
+        return gq, None, d[: rules.n], None, None, None
+
+
+class ImplicitTangent(jb.Adapter):
+    """The solver's forward-mode rule: ``(q, x, q̇) -> ẋ = (M q̇)ₓ`` (NaN for a failed
+    solve)."""
+
+    solver: Any
+    signature = "(q),(n),(q),(k,k),(k,q),(s)->(n)"
+    blas_threads = 1
+
+    def forward(self, q, x, dq, jz, jq, state):
+        rules = _Rules(self.solver, q, x, jz, jq, state)
+        if not rules.ok:
+            return _nan(x.shape)
+        return rules.tangent(np.asarray(dq, np.float64))[: rules.n]
+
+    def jvp(self, res, tangents):
+        q, x, dq, jz, jq, state = res[:6]
+        de, _, ddq = tangents[:3]
+        rules = _Rules(self.solver, q, x, jz, jq, state)
+        if not rules.ok:
+            return _nan(x.shape)
+        out = np.zeros(x.shape)
+        if ddq is not None:
+            out += rules.tangent(ddq)[: rules.n]
+        if de is not None and np.any(de[~rules.fixed] != 0):
+            d = rules.direction(np.asarray(dq, np.float64))
+            if np.any(d != 0):
+                try:
+                    out += rules.moved_tangent(de, d)
+                except OptimizeError as error:
+                    return self.solver.nan_on_failure(error, x.shape)
+        return out
+
+    def backward(self, res, ct):
+        q, x, dq, jz, jq, state = res[:6]
+        rules = _Rules(self.solver, q, x, jz, jq, state)
+        if not rules.ok:
+            return _nan(q.shape), None, _nan(q.shape), None, None, None
+        lam = rules.adjoint(rules.padded(ct))
+        ddq = np.where(rules.fixed, 0.0, -(rules.jq.T @ lam))
+        d = rules.direction(np.asarray(dq, np.float64))
+        try:
+            gq = rules.moved_adjoint(lam, d) if np.any(d != 0) and np.any(lam != 0) else None
+        except OptimizeError as error:
+            gq, ddq = self.solver.nan_on_failure(error, q.shape, q.shape)
+        return gq, None, ddq, None, None, None
+
+
+def rules_in_jax(solver: ImplicitSolver):
+    """The solver's ``pullback`` and ``pushforward``: its parameters joined into ``q``, then
+    the helpers above."""
+
+    def pullback(res, g):
+        count = len(res) - 4
+        args, (x, jz, jq, state) = res[:count], res[count:]
+        q, sizes = _joined(args[1:])
+        g0, gq = ImplicitAdjoint(solver)(q, x, g, jz, jq, state)
+        return (g0, *_split(gq, sizes))
+
+    def pushforward(res, tangents):
+        count = len(res) - 4
+        args, (x, jz, jq, state) = res[:count], res[count:]
+        q, _ = _joined(args[1:])
+        filled = [jnp.zeros_like(a) if t is None else t for a, t in zip(args[1:], tangents[1:])]
+        dq, _ = _joined(filled)
+        return ImplicitTangent(solver)(q, x, dq, jz, jq, state)
+
+    return pullback, pushforward
+
+
+def _joined(parts) -> tuple[jax.Array, list[int]]:
+    """The arrays ``parts`` joined along their last axis, their batch axes broadcast."""
+    sizes = [p.shape[-1] for p in parts]
+    if len(parts) == 1:
+        return parts[0], sizes
+    batch = jnp.broadcast_shapes(*(p.shape[:-1] for p in parts))
+    return jnp.concatenate([jnp.broadcast_to(p, batch + p.shape[-1:]) for p in parts], -1), sizes
+
+
+def _split(joined: jax.Array, sizes: list[int]) -> list[jax.Array]:
+    if len(sizes) == 1:
+        return [joined]
+    return list(jnp.split(joined, np.cumsum(sizes)[:-1], axis=-1))
