@@ -5,7 +5,7 @@ knots of the order (no kink within a difference step) and inside the image."""
 import numpy as np
 from _properties import Case, property_tests
 
-from jaxbridge.adapters.ndimage import MapCoordinates, SplineFilter
+from jaxbridge.adapters.ndimage import AffineTransform, MapCoordinates, SplineFilter
 
 
 def _between_knots(raw: np.ndarray) -> np.ndarray:
@@ -34,6 +34,19 @@ class EvenMapCoordinates(MapCoordinates):
     domains = {"input": _sloped, "coordinates": _off_the_half_integers}
 
 
+class InsideAffineTransform(AffineTransform):
+    """A (2, 3) image sampled at ``matrix @ o + offset`` for o in {0, 1}²: ``|matrix| <=
+    0.15`` and the offset within 0.1 and 0.4 of the image's centre keep the points in
+    [0.1, 0.9] x [0.3, 1.7], off the folds at the edges (where the mirrored spline's slope is
+    0, which rounding makes ±1e-15, too small for relative tolerances)."""
+
+    domains = {
+        "input": _sloped,
+        "matrix": lambda raw: 0.15 * raw,
+        "offset": lambda raw: np.array([0.5, 1.0]) + np.array([0.1, 0.4]) * raw,
+    }
+
+
 CASES = [
     Case(InsideMapCoordinates(3, "mirror", shape=(2, 3)), sizes={"s": 6, "d": 2}),
     Case(InsideMapCoordinates(1, "nearest", shape=(3,)), sizes={"s": 3, "d": 1}, label="order-1"),
@@ -41,6 +54,10 @@ CASES = [
         EvenMapCoordinates(4, "grid-constant", 0.5, shape=(3, 2)),
         sizes={"s": 6, "d": 2},
         skipped=frozenset({"linear_transpose"}),  # (affine: cval enters)
+    ),
+    Case(
+        InsideAffineTransform(3, "mirror", shape=(2, 3), output_shape=(2, 2)),
+        sizes={"s": 6, "d": 2, "k": 2},
     ),
     Case(SplineFilter(3, "reflect", shape=(3, 2)), sizes={"s": 6}),
 ]
