@@ -92,6 +92,12 @@ EXAMPLES = {
         "transport plan costs what the assignment does, and its degenerate plan's derivative "
         "is refused.",
     ),
+    "image_registration.py": (
+        ["--fast"],
+        "Image registration:",
+        "Success: the rotation and shift are recovered within 1e-6 (degrees, pixels), and the "
+        "warp is SciPy's affine_transform to 1e-12.",
+    ),
     "lattice_modes.py": (
         ["--fast"],
         "Lattice modes:",
@@ -115,6 +121,7 @@ SLOW = {
     "opacity_fit.py",
     "lattice_modes.py",
     "matching_registration.py",
+    "image_registration.py",
 }
 
 
