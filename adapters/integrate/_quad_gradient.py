@@ -62,8 +62,15 @@ class QuadGradient(jb.Adapter):
             finite = jnp.isfinite(limit)
             # (f need not exist at ±inf)
             safe = jnp.where(finite, limit, 0).astype(jb.result_dtype(limit, theta))
-            _, pull = jax.vjp(integrand, safe, theta)
-            fx, ftheta = pull(jnp.ones(jnp.broadcast_shapes(safe.shape, theta.shape[:-1])))
+            # one batch for both: a cotangent of an argument the batch broadcasts would be
+            # summed over it, where each element's own derivative is wanted
+            batch = jnp.broadcast_shapes(safe.shape, theta.shape[:-1])
+            safe, at = (
+                jnp.broadcast_to(safe, batch),
+                jnp.broadcast_to(theta, (*batch, theta.shape[-1])),
+            )
+            _, pull = jax.vjp(integrand, safe, at)
+            fx, ftheta = pull(jnp.ones(batch, safe.dtype))
             out.append((jnp.where(finite, fx, 0), jnp.where(finite[..., None], ftheta, 0)))
         return out
 
