@@ -6,6 +6,8 @@ import numpy as np
 from _properties import Case, property_tests
 
 from jaxbridge.adapters.spatial import Cdist, KDTreeQuery, Pdist
+from jaxbridge.adapters.spatial.cdist import MahalanobisCdist, WeightedCdist
+from jaxbridge.adapters.spatial.pdist import SeuclideanPdist
 
 NOT_LINEAR = frozenset({"linear_transpose"})
 
@@ -31,6 +33,18 @@ class ApartPdist(Pdist):
     domains = {"X": _rows_at(1.0)}
 
 
+class ApartWeightedCdist(WeightedCdist):
+    domains = {"XA": _rows_at(1.0), "XB": _rows_at(2.0), "w": "positive"}
+
+
+class ApartMahalanobisCdist(MahalanobisCdist):
+    domains = {"XA": _rows_at(1.0), "XB": _rows_at(2.0), "VI": "spd"}
+
+
+class ApartSeuclideanPdist(SeuclideanPdist):
+    domains = {"X": _rows_at(1.0), "V": "positive"}
+
+
 class ApartKDTreeQuery(KDTreeQuery):
     """Query points between data points, nearer one than the others by a margin: no tie
     between candidates, where the chosen neighbour and so the derivative would jump."""
@@ -42,6 +56,11 @@ CASES = [
     Case(ApartCdist("euclidean"), sizes={"m": 3, "k": 2, "n": 2}, skipped=NOT_LINEAR),
     Case(ApartCdist("cosine"), sizes={"m": 2, "k": 2, "n": 3}, skipped=NOT_LINEAR, label="cosine"),
     Case(ApartPdist("minkowski", p=3.0), sizes={"m": 3, "n": 2}, skipped=NOT_LINEAR),
+    Case(ApartWeightedCdist("braycurtis"), sizes={"m": 2, "k": 2, "n": 3}, skipped=NOT_LINEAR),
+    Case(ApartMahalanobisCdist("mahalanobis"), sizes={"m": 2, "k": 2, "n": 2}, skipped=NOT_LINEAR),
+    Case(ApartSeuclideanPdist("seuclidean"), sizes={"m": 3, "n": 2}, skipped=NOT_LINEAR),
+    # SciPy's default V, from the points (their variances): derivatives through it
+    Case(ApartCdist("seuclidean"), sizes={"m": 2, "k": 2, "n": 2}, skipped=NOT_LINEAR, label="V"),
     Case(ApartKDTreeQuery(k=2), sizes={"n": 5, "d": 2, "q": 2}, skipped=NOT_LINEAR),
 ]
 test_check_adapter_passes, test_every_check_runs_that_should = property_tests(

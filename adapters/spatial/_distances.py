@@ -11,7 +11,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from ._metrics import METRICS
+from ._metrics import METRICS, inverse_covariance, variances
 
 Metric = Literal[
     "euclidean",
@@ -23,7 +23,12 @@ Metric = Literal[
     "correlation",
     "braycurtis",
     "canberra",
+    "seuclidean",
+    "mahalanobis",
 ]
+
+PARAMETERS = {"seuclidean": "V", "mahalanobis": "VI"}
+"""The metrics that take a parameter array other than the weights ``w``, and its name."""
 
 
 class Distances(jb.Adapter):
@@ -47,23 +52,77 @@ class Distances(jb.Adapter):
                 f"derivative at a zero difference is infinite); got {self.p!r}."
             )
 
-    def scipy_distances(self, routine: Any, *points: np.ndarray) -> np.ndarray:
-        """SciPy's ``routine`` (``cdist``, ``pdist``) of ``points`` with this metric."""
+    def scipy_distances(self, routine: Any, *points: np.ndarray, **parameter: Any) -> np.ndarray:
+        """SciPy's ``routine`` (``cdist``, ``pdist``) of ``points`` with this metric and
+        its ``parameter`` (``w``, ``V`` or ``VI``, where given)."""
         options = {"p": float(self.p)} if self.metric == "minkowski" else {}
-        return routine(*points, self.metric, **options)
+        return routine(*points, self.metric, **options, **parameter)
 
-    def _refuse_zero_rows(self, name: str, x: np.ndarray) -> None:
+    def parameter_name(self, w: Any, V: Any, VI: Any) -> str | None:  # noqa: N803 (SciPy's)
+        """The one of ``w``, ``V`` and ``VI`` given (``None`` if none is), refused where this
+        metric does not take it."""
+        given = [name for name, value in (("w", w), ("V", V), ("VI", VI)) if value is not None]
+        takes = PARAMETERS.get(self.metric, "w")
+        for name in given:
+            if name != takes:
+                raise ValueError(
+                    f"{type(self).__name__}: argument {name!r} is not one the metric "
+                    f"{self.metric!r} takes (it takes {takes!r})."
+                )
+        return given[0] if given else None
+
+    def _refuse_zero_rows(self, name: str, x: np.ndarray, w: np.ndarray | None = None) -> None:
         if self.metric in ("cosine", "correlation"):
-            centred = x - x.mean(-1, keepdims=True) if self.metric == "correlation" else x
-            if (np.abs(centred).max(-1, initial=0) == 0).any():
+            weights = np.ones(x.shape[-1]) if w is None else w
+            if self.metric == "correlation":
+                x = x - (x @ weights / weights.sum())[..., None]
+            if (np.abs(x * (weights > 0)).max(-1, initial=0) == 0).any():
                 what = "constant" if self.metric == "correlation" else "zero"
                 raise ValueError(
-                    f"argument {name!r} has a {what} row, whose {self.metric} distance to "
-                    "anything is undefined."
+                    f"argument {name!r} has a {what} row{'' if w is None else ' where w > 0'}, "
+                    f"whose {self.metric} distance to anything is undefined."
                 )
 
-    def _distances(self, xa: jax.Array, xb: jax.Array) -> jax.Array:
-        return METRICS[self.metric](xa, xb, float(self.p))
+    def _refuse_default_parameter(self, points: np.ndarray, names: str) -> None:
+        """Refuse points whose SciPy's default ``V`` or ``VI`` does not exist."""
+        count, n = points.shape[-2:]
+        if self.metric == "mahalanobis" and count <= n:
+            raise ValueError(
+                f"arguments {names} have {count} points in {n} dimensions; mahalanobis's "
+                f"default VI (their inverse covariance) needs at least {n + 1}: pass VI."
+            )
+        if self.metric == "seuclidean" and (np.ptp(points, axis=-2) == 0).any():
+            raise ValueError(
+                f"arguments {names} have a coordinate with zero variance, where seuclidean's "
+                "default V divides by 0: pass V."
+            )
+
+    def _distances(
+        self,
+        xa: jax.Array,
+        xb: jax.Array,
+        parameter: jax.Array | None,
+        points: jax.Array | None,
+    ) -> jax.Array:
+        """The metric's formula; without ``parameter``, ``seuclidean``'s and
+        ``mahalanobis``'s default is SciPy's, computed from ``points`` (so that the
+        derivatives see it move with them)."""
+        if parameter is None and points is not None and self.metric == "seuclidean":
+            parameter = variances(points)
+        elif parameter is None and points is not None and self.metric == "mahalanobis":
+            parameter = inverse_covariance(points)
+        return METRICS[self.metric](xa, xb, float(self.p), parameter)
+
+
+def check_parameter(name: str, value: np.ndarray) -> None:
+    """Refuse a metric's parameter array SciPy would refuse or turn into inf: ``w``
+    nonnegative, ``V`` positive, each finite."""
+    if not np.isfinite(value).all():
+        raise ValueError(f"argument {name!r} has non-finite entries (NaN or inf).")
+    if name == "w" and (value < 0).any():
+        raise ValueError("argument 'w' must hold nonnegative weights.")
+    if name == "V" and (value <= 0).any():
+        raise ValueError("argument 'V' must hold positive variances.")
 
 
 def aligned(primals, tangents):

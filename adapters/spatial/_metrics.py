@@ -1,6 +1,7 @@
 """SciPy's continuous distance metrics written in JAX, for the rules: the distances between
-rows of ``xa`` (..., m, n) and rows of ``xb`` (..., k, n), (..., m, k), with the subgradient
-0 where a metric has a kink (zero distance; a zero difference in one coordinate).
+rows of ``xa`` (..., m, n) and rows of ``xb`` (..., k, n), (..., m, k), weighted by ``w``
+where given (``V`` for ``seuclidean``, ``VI`` for ``mahalanobis``), with the subgradient 0
+where a metric has a kink (zero distance; a zero difference in one coordinate).
 
 The values come from SciPy; these give the derivatives (and the derivatives of those)."""
 
@@ -26,50 +27,92 @@ def _abs(x: jax.Array) -> jax.Array:
     return jnp.where(x != 0, jnp.abs(x), 0)  # (derivative 0 at 0, as jnp.abs's)
 
 
-def euclidean(xa, xb, p):
-    return _safe_root(jnp.sum(_differences(xa, xb) ** 2, -1), 2)
+def _weighted_sum(terms: jax.Array, w: jax.Array | None) -> jax.Array:
+    """``Σ_j w_j terms_j`` over the last axis of (..., m, k, n) terms; ``w`` (..., n)."""
+    return jnp.sum(terms if w is None else terms * w[..., None, None, :], -1)
 
 
-def sqeuclidean(xa, xb, p):
-    return jnp.sum(_differences(xa, xb) ** 2, -1)
+def _dots(xa: jax.Array, xb: jax.Array, w: jax.Array | None) -> jax.Array:
+    """``Σ_j w_j xa_ij xb_lj``, (..., m, k)."""
+    return (xa if w is None else xa * w[..., None, :]) @ jnp.swapaxes(xb, -1, -2)
 
 
-def cityblock(xa, xb, p):
-    return jnp.sum(_abs(_differences(xa, xb)), -1)
+def euclidean(xa, xb, p, w):
+    return _safe_root(_weighted_sum(_differences(xa, xb) ** 2, w), 2)
 
 
-def chebyshev(xa, xb, p):
-    return jnp.max(_abs(_differences(xa, xb)), -1)
+def sqeuclidean(xa, xb, p, w):
+    return _weighted_sum(_differences(xa, xb) ** 2, w)
 
 
-def minkowski(xa, xb, p):
-    return _safe_root(jnp.sum(_abs(_differences(xa, xb)) ** p, -1), p)
+def cityblock(xa, xb, p, w):
+    return _weighted_sum(_abs(_differences(xa, xb)), w)
 
 
-def cosine(xa, xb, p):
-    na, nb = jnp.linalg.norm(xa, axis=-1), jnp.linalg.norm(xb, axis=-1)
-    return 1 - (xa @ jnp.swapaxes(xb, -1, -2)) / (na[..., :, None] * nb[..., None, :])
+def chebyshev(xa, xb, p, w):
+    differences = _abs(_differences(xa, xb))
+    if w is not None:  # (SciPy's weights only choose the coordinates: those above 0)
+        differences = jnp.where(w[..., None, None, :] > 0, differences, 0)
+    return jnp.max(differences, -1)
 
 
-def correlation(xa, xb, p):
-    return cosine(xa - xa.mean(-1, keepdims=True), xb - xb.mean(-1, keepdims=True), p)
+def minkowski(xa, xb, p, w):
+    return _safe_root(_weighted_sum(_abs(_differences(xa, xb)) ** p, w), p)
 
 
-def braycurtis(xa, xb, p):
-    sums = jnp.sum(_abs(xa[..., :, None, :] + xb[..., None, :, :]), -1)
-    return cityblock(xa, xb, p) / sums
+def cosine(xa, xb, p, w):
+    na, nb = (
+        jnp.linalg.norm(x, axis=-1) if w is None else jnp.sqrt(jnp.sum(w[..., None, :] * x**2, -1))
+        for x in (xa, xb)
+    )
+    return 1 - _dots(xa, xb, w) / (na[..., :, None] * nb[..., None, :])
 
 
-def canberra(xa, xb, p):
+def correlation(xa, xb, p, w):
+    if w is None:
+        return cosine(xa - xa.mean(-1, keepdims=True), xb - xb.mean(-1, keepdims=True), p, w)
+    w = w / jnp.sum(w, -1, keepdims=True)  # (SciPy's weighted means)
+    means = [jnp.sum(x * w[..., None, :], -1, keepdims=True) for x in (xa, xb)]
+    return cosine(xa - means[0], xb - means[1], p, w)
+
+
+def braycurtis(xa, xb, p, w):
+    sums = _weighted_sum(_abs(xa[..., :, None, :] + xb[..., None, :, :]), w)
+    return cityblock(xa, xb, p, w) / sums
+
+
+def canberra(xa, xb, p, w):
     numerator = _abs(_differences(xa, xb))
     denominator = _abs(xa)[..., :, None, :] + _abs(xb)[..., None, :, :]
     # SciPy's 0/0 terms are 0
-    return jnp.sum(
-        jnp.where(denominator > 0, numerator / jnp.where(denominator > 0, denominator, 1), 0), -1
-    )
+    terms = jnp.where(denominator > 0, numerator / jnp.where(denominator > 0, denominator, 1), 0)
+    return _weighted_sum(terms, w)
 
 
-METRICS: dict[str, Callable[[jax.Array, jax.Array, float], jax.Array]] = {
+def seuclidean(xa, xb, p, V):  # noqa: N803 (SciPy's names)
+    return _safe_root(jnp.sum(_differences(xa, xb) ** 2 / V[..., None, None, :], -1), 2)
+
+
+def mahalanobis(xa, xb, p, VI):  # noqa: N803
+    differences = _differences(xa, xb)
+    return _safe_root(jnp.einsum("...mki,...ij,...mkj->...mk", differences, VI, differences), 2)
+
+
+def variances(points: jax.Array) -> jax.Array:
+    """SciPy's default ``V`` for ``seuclidean``: each coordinate's variance over the rows of
+    (..., N, n) ``points`` (``ddof = 1``)."""
+    return jnp.var(points, axis=-2, ddof=1)
+
+
+def inverse_covariance(points: jax.Array) -> jax.Array:
+    """SciPy's default ``VI`` for ``mahalanobis``: the inverse of the rows' covariance
+    (``ddof = 1``), transposed."""
+    centred = points - points.mean(-2, keepdims=True)
+    covariance = jnp.swapaxes(centred, -1, -2) @ centred / (points.shape[-2] - 1)
+    return jnp.swapaxes(jnp.linalg.inv(covariance), -1, -2)
+
+
+METRICS: dict[str, Callable[[jax.Array, jax.Array, float, jax.Array | None], jax.Array]] = {
     f.__name__: f
     for f in (
         euclidean,
@@ -81,5 +124,10 @@ METRICS: dict[str, Callable[[jax.Array, jax.Array, float], jax.Array]] = {
         correlation,
         braycurtis,
         canberra,
+        seuclidean,
+        mahalanobis,
     )
 }
+"""Each metric ``(xa, xb, p, parameter)``: ``parameter`` the weights ``w`` (..., n) or
+``None``; ``seuclidean``'s ``V`` (..., n) and ``mahalanobis``'s ``VI`` (..., n, n), never
+``None``."""

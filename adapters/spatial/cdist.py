@@ -1,50 +1,153 @@
-"""``Cdist``: SciPy's ``cdist``, differentiable in both point sets."""
+"""``Cdist``: SciPy's ``cdist``, differentiable in both point sets (and in ``w``, ``V``,
+``VI``, through the adapters of its parameterized calls)."""
+
+from typing import Any, ClassVar
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 import scipy.spatial.distance
 
 import jaxbridge as jb
 
 from .._rules import compiled
-from ._distances import Distances, aligned
+from ._distances import PARAMETERS, Distances, aligned, check_parameter
 
 
 class Cdist(Distances):
     """The distances between the rows of two point sets, with SciPy on the host:
-    ``Cdist("euclidean")(XA, XB)``, as ``scipy.spatial.distance.cdist(XA, XB, metric)``.
+    ``Cdist("euclidean")(XA, XB)``, as ``scipy.spatial.distance.cdist(XA, XB, metric)``;
+    ``Cdist("euclidean")(XA, XB, w=w)`` weighted, ``Cdist("seuclidean")(XA, XB, V=V)``,
+    ``Cdist("mahalanobis")(XA, XB, VI=VI)``, as SciPy's keywords.
 
-    ``XA`` is (m, n) and ``XB`` (k, n); the result is (m, k). Leading axes are batch axes.
+    ``XA`` is (m, n) and ``XB`` (k, n); the result is (m, k). ``w`` (n,) nonnegative
+    weights, for every metric but ``seuclidean`` and ``mahalanobis``; ``V`` (n,) positive
+    variances, for ``seuclidean``; ``VI`` (n, n), for ``mahalanobis``, the inverse
+    covariance (symmetric positive semi-definite, as SciPy assumes). Without ``V`` or
+    ``VI``, SciPy's defaults: the variances, or the inverse covariance, of ``XA``'s and
+    ``XB``'s rows together (``ddof = 1``). Leading axes are batch axes.
 
     Parameters:
         metric: one of SciPy's continuous metrics: ``"euclidean"`` (the default),
             ``"sqeuclidean"``, ``"cityblock"``, ``"chebyshev"``, ``"minkowski"``,
-            ``"cosine"``, ``"correlation"``, ``"braycurtis"``, ``"canberra"``.
+            ``"cosine"``, ``"correlation"``, ``"braycurtis"``, ``"canberra"``,
+            ``"seuclidean"``, ``"mahalanobis"``.
         p: the Minkowski order, at least 1.
 
-    The values are SciPy's; the derivatives, in both point sets and to every order, are
-    the metric's formula's in JAX. Where a metric has a kink they take the subgradient 0:
-    at zero distance (euclidean, minkowski), at a zero difference in one coordinate
-    (cityblock, chebyshev, braycurtis, canberra); chebyshev's derivative at a tie between
-    coordinates is JAX's ``max``'s (shared between them). A zero row (cosine) or a constant
-    one (correlation), where the distance is undefined, is an error naming the argument.
+    The values are SciPy's; the derivatives, in both point sets and in ``w``, ``V`` and
+    ``VI``, to every order, are the metric's formula's in JAX; SciPy's default ``V`` or
+    ``VI`` moves with the points, and so do the derivatives. Where a metric has a kink they
+    take the subgradient 0: at zero distance (euclidean, minkowski, seuclidean,
+    mahalanobis), at a zero difference in one coordinate (cityblock, chebyshev,
+    braycurtis, canberra); chebyshev's derivative at a tie between coordinates is JAX's
+    ``max``'s (shared between them), and its weights only choose coordinates (those
+    above 0): their derivative is 0. A zero row (cosine) or a constant one (correlation),
+    where the distance is undefined, is an error naming the argument.
     """
 
     signature = "(m,n),(k,n)->(m,k)"
 
+    def __call__(  # type: ignore[override]
+        self,
+        XA: Any,  # noqa: N803 (SciPy's names)
+        XB: Any,  # noqa: N803
+        *,
+        w: Any = None,
+        V: Any = None,  # noqa: N803
+        VI: Any = None,  # noqa: N803
+    ) -> Any:
+        name = self.parameter_name(w, V, VI)
+        if name is None:
+            return super().__call__(XA, XB)
+        parameterized = _PARAMETERIZED[name](self.metric, self.p)
+        return parameterized(XA, XB, {"w": w, "V": V, "VI": VI}[name])
+
     def check(self, XA, XB):  # noqa: N803 (SciPy's names)
         self._refuse_zero_rows("XA", XA)
         self._refuse_zero_rows("XB", XB)
+        if self.metric in PARAMETERS:
+            self._refuse_default_parameter(np.concatenate([XA, XB], -2), "'XA' and 'XB'")
 
     def forward(self, XA, XB):  # noqa: N803
         distances = self.scipy_distances(scipy.spatial.distance.cdist, XA, XB)
         return distances.astype(jb.result_dtype(XA, XB))
 
+    def _of(self, xa: jax.Array, xb: jax.Array) -> jax.Array:
+        batch = jnp.broadcast_shapes(xa.shape[:-2], xb.shape[:-2])
+        points = jnp.concatenate(
+            [jnp.broadcast_to(x, (*batch, *x.shape[-2:])) for x in (xa, xb)], -2
+        )
+        return self._distances(xa, xb, None, points)
+
     @compiled
     def pullback(self, res, g):
         xa, xb, _ = res
-        return jax.vjp(self._distances, xa, xb)[1](g)
+        return jax.vjp(self._of, xa, xb)[1](g)
 
     @compiled
     def pushforward(self, res, tangents):
         primals, tangents = aligned(res[:2], tangents)
-        return jax.jvp(self._distances, primals, tangents)[1]
+        return jax.jvp(self._of, primals, tangents)[1]
+
+
+class _CdistOf(Distances):
+    """``Cdist`` with the metric's parameter array (``w``, ``V`` or ``VI``: ``parameter``)
+    as a third argument, differentiable in it too: what
+    ``Cdist(metric)(XA, XB, w=w)`` calls."""
+
+    parameter: ClassVar[str]  # "w", "V" or "VI"
+
+    def check(self, *args):
+        XA, XB, parameter = args  # noqa: N806
+        check_parameter(self.parameter, parameter)
+        weights = parameter if self.parameter == "w" else None
+        self._refuse_zero_rows("XA", XA, weights)
+        self._refuse_zero_rows("XB", XB, weights)
+
+    def forward(self, *args):
+        XA, XB, parameter = args  # noqa: N806
+        routine = scipy.spatial.distance.cdist
+        distances = self.scipy_distances(routine, XA, XB, **{self.parameter: parameter})
+        return distances.astype(jb.result_dtype(XA, XB, parameter))
+
+    def _of(self, xa, xb, parameter):
+        return self._distances(xa, xb, parameter, None)
+
+    @compiled
+    def pullback(self, res, g):
+        return jax.vjp(self._of, *res[:3])[1](g)
+
+    @compiled
+    def pushforward(self, res, tangents):
+        primals, tangents = aligned(res[:3], tangents)
+        return jax.jvp(self._of, primals, tangents)[1]
+
+
+class WeightedCdist(_CdistOf):
+    """``Cdist(metric)(XA, XB, w=w)``."""
+
+    signature = "(m,n),(k,n),(n)->(m,k)"
+    parameter = "w"
+    argument_names = ("XA", "XB", "w")
+    domains = {"w": "positive"}
+
+
+class SeuclideanCdist(_CdistOf):
+    """``Cdist("seuclidean")(XA, XB, V=V)``."""
+
+    signature = "(m,n),(k,n),(n)->(m,k)"
+    parameter = "V"
+    argument_names = ("XA", "XB", "V")
+    domains = {"V": "positive"}
+
+
+class MahalanobisCdist(_CdistOf):
+    """``Cdist("mahalanobis")(XA, XB, VI=VI)``."""
+
+    signature = "(m,n),(k,n),(n,n)->(m,k)"
+    parameter = "VI"
+    argument_names = ("XA", "XB", "VI")
+    domains = {"VI": "spd"}
+
+
+_PARAMETERIZED = {"w": WeightedCdist, "V": SeuclideanCdist, "VI": MahalanobisCdist}
