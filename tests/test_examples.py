@@ -104,6 +104,13 @@ EXAMPLES = {
         "Success: the three lowest frequencies of the tuned chain are within 0.1% of their "
         "targets (checked with dense numpy.linalg.eigvalsh).",
     ),
+    "bilevel_penalties.py": (
+        [],  # fast already
+        "Bilevel fit:",
+        "Success: Newton's method through Minimize's Hessian reached the optimum of SciPy's "
+        "Nelder-Mead (to 1e-5), and its Hessian agrees with second differences of SciPy's "
+        "solves (to 1e-4).",
+    ),
 }
 
 # Over ~10 s of CPU in fast mode (measured on a 2-core machine; see docs/examples/index.md): left
@@ -122,6 +129,7 @@ SLOW = {
     "lattice_modes.py",
     "matching_registration.py",
     "image_registration.py",
+    "bilevel_penalties.py",
 }
 
 
