@@ -155,8 +155,8 @@ class ImplicitAdjoint(jb.Adapter):
         out = np.zeros(q.shape)
         if dg is not None:
             out -= rules.jq.T @ rules.adjoint(rules.padded(dg))
-        if dq is not None and np.any(dq[~rules.fixed] != 0):
-            lam = rules.adjoint(rules.padded(g))
+        lam = rules.adjoint(rules.padded(g))
+        if dq is not None and np.any(dq[~rules.fixed] != 0) and np.any(lam != 0):
             try:
                 out += rules.moved_adjoint(lam, rules.direction(dq))
             except OptimizeError as error:
@@ -203,7 +203,7 @@ class ImplicitTangent(jb.Adapter):
         out = np.zeros(x.shape)
         if ddq is not None:
             out += rules.tangent(ddq)[: rules.n]
-        if de is not None and np.any(de[~rules.fixed] != 0):
+        if de is not None and np.any(de[~rules.fixed] != 0) and rules.n:
             d = rules.direction(np.asarray(dq, np.float64))
             if np.any(d != 0):
                 try:
