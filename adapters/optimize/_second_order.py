@@ -59,8 +59,8 @@ class SecondOrder(Protocol):
 
 
 class _Rules:
-    """What one element's rules share: ``J_z``'s factors, ``M``, and the second
-    derivatives."""
+    """What one element's rules share: solves with the saved ``J_z`` and ``J_q`` (``M``
+    and its transpose), and the second derivatives, asked for once they are needed."""
 
     def __init__(self, solver: ImplicitSolver, q, x, jz, jq, state):
         self.solver = solver
