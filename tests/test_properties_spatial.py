@@ -5,7 +5,14 @@ and away from the origin (cosine's distance is undefined at a zero row)."""
 import numpy as np
 from _properties import Case, property_tests
 
-from jaxbridge.adapters.spatial import Cdist, KDTreeQuery, Pdist
+from jaxbridge.adapters.spatial import (
+    Cdist,
+    ConvexHull,
+    Delaunay,
+    KDTreeBallCount,
+    KDTreeQuery,
+    Pdist,
+)
 from jaxbridge.adapters.spatial.cdist import MahalanobisCdist, WeightedCdist
 from jaxbridge.adapters.spatial.pdist import SeuclideanPdist
 
@@ -52,6 +59,21 @@ class ApartKDTreeQuery(KDTreeQuery):
     domains = {"data": _rows_at(1.0), "x": _rows_at(2.5)}
 
 
+def _triangle_and_inner_point(raw: np.ndarray) -> np.ndarray:
+    """Within 0.1 of a triangle ``(0, 0), (4, 0), (0, 4)`` and the point ``(1, 1)`` inside:
+    the hull is the triangle and the Delaunay triangulation the fan from the inner point,
+    whatever is drawn."""
+    return np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0], [1.0, 1.0]]) + 0.1 * raw
+
+
+class MarginConvexHull(ConvexHull):
+    domains = {"points": _triangle_and_inner_point}
+
+
+class MarginDelaunay(Delaunay):
+    domains = {"points": _triangle_and_inner_point}
+
+
 CASES = [
     Case(ApartCdist("euclidean"), sizes={"m": 3, "k": 2, "n": 2}, skipped=NOT_LINEAR),
     Case(ApartCdist("cosine"), sizes={"m": 2, "k": 2, "n": 3}, skipped=NOT_LINEAR, label="cosine"),
@@ -61,6 +83,14 @@ CASES = [
     Case(ApartSeuclideanPdist("seuclidean"), sizes={"m": 3, "n": 2}, skipped=NOT_LINEAR),
     # SciPy's default V, from the points (their variances): derivatives through it
     Case(ApartCdist("seuclidean"), sizes={"m": 2, "k": 2, "n": 2}, skipped=NOT_LINEAR, label="V"),
+    Case(MarginConvexHull(), sizes={"n": 4, "d": 2}, skipped=NOT_LINEAR),
+    Case(MarginDelaunay(), sizes={"n": 4, "d": 2}, skipped=NOT_LINEAR),
+    # integers out: no derivative checks apply
+    Case(
+        KDTreeBallCount(),
+        sizes={"n": 5, "d": 2, "q": 2},
+        skipped=frozenset({"grad", "jvp", "transpose", "hessian", "linear_transpose"}),
+    ),
     Case(ApartKDTreeQuery(k=2), sizes={"n": 5, "d": 2, "q": 2}, skipped=NOT_LINEAR),
 ]
 test_check_adapter_passes, test_every_check_runs_that_should = property_tests(

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.spatial
 
-from jaxbridge.adapters.spatial import KDTreeQuery
+from jaxbridge.adapters.spatial import KDTreeBallCount, KDTreeQuery
 
 RNG = np.random.default_rng(1)
 DATA, X = RNG.normal(size=(30, 3)), RNG.normal(size=(6, 3))
@@ -89,3 +89,34 @@ def test_bad_input_is_named():
         KDTreeQuery(distance_upper_bound=0)
     with jax.enable_x64(True), pytest.raises(ValueError, match="KDTreeQuery.*'x' has non-finite"):
         KDTreeQuery()(DATA, np.full((1, 3), np.nan))
+
+
+def test_ball_counts_are_scipys_and_integers_with_zero_derivatives():
+    r = RNG.uniform(0.5, 1.5, 6)
+    with jax.enable_x64(True):
+        counts = KDTreeBallCount()(DATA, X, r)
+        taxicab = KDTreeBallCount(p=1.0)(DATA, X, 1.2)
+        sets = jax.jit(jax.vmap(KDTreeBallCount(), (None, 0, None)))(
+            DATA, RNG.normal(size=(3, 6, 3)), r
+        )
+
+        def loss(x, r):  # (the counts choose which rows count)
+            return jnp.sum(jnp.where(KDTreeBallCount()(DATA, x, r) > 1, x[:, 0], 0.0))
+
+        gradient = jax.grad(loss, (0, 1))(jnp.asarray(X), jnp.asarray(r))
+    tree = scipy.spatial.KDTree(DATA)
+    assert counts.dtype == jnp.int32
+    np.testing.assert_array_equal(counts, tree.query_ball_point(X, r, return_length=True))
+    np.testing.assert_array_equal(taxicab, tree.query_ball_point(X, 1.2, p=1.0, return_length=True))
+    assert np.asarray(counts).min() < 2 < np.asarray(counts).max()  # (both kinds of rows)
+    expected = (np.asarray(counts) > 1)[:, None] * np.array([1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(gradient[0], expected)
+    np.testing.assert_array_equal(gradient[1], 0)
+    assert sets.shape == (3, 6)
+
+
+def test_ball_count_bad_input_is_named():
+    with pytest.raises(ValueError, match="KDTreeBallCount: parameter 'p'"):
+        KDTreeBallCount(p=0.5)
+    with jax.enable_x64(True), pytest.raises(ValueError, match="KDTreeBallCount.*'r'.*nonnegative"):
+        KDTreeBallCount()(DATA, X, -1.0)

@@ -1,0 +1,121 @@
+"""``ConvexHull`` and ``Delaunay``: SciPy's volumes, areas and simplices; derivatives with
+the facets or the triangulation held fixed against central differences of SciPy's own
+hull and closed forms (a square's shoelace and perimeter); bad input named."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.spatial
+
+from jaxbridge.adapters.spatial import ConvexHull, Delaunay
+from jaxbridge.testing import check_adapter
+
+RNG = np.random.default_rng(4)
+SQUARE = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.4, 0.3]])
+
+
+def central(fun, x, h=1e-6):
+    columns = []
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = h
+        columns.append((fun(x + step) - fun(x - step)) / (2 * h))
+    return np.stack(columns, -1).reshape(np.shape(fun(x)) + x.shape)
+
+
+@pytest.mark.parametrize("d", [2, 3, 4])
+def test_hull_volume_and_area_are_scipys_and_their_derivatives_its_differences(d):
+    points = RNG.normal(size=(10, d))
+    with jax.enable_x64(True):
+        volume, area = ConvexHull()(points)
+        jacobian = jax.jacrev(lambda x: jnp.stack(ConvexHull()(x)))(jnp.asarray(points))
+        tangent = jax.jvp(lambda x: jnp.stack(ConvexHull()(x)), (points,), (points[::-1],))[1]
+    hull = scipy.spatial.ConvexHull(points)
+    assert float(volume) == hull.volume and float(area) == hull.area
+
+    def scipys(x):
+        hull = scipy.spatial.ConvexHull(x)
+        return np.array([hull.volume, hull.area])
+
+    expected = central(scipys, points)
+    np.testing.assert_allclose(jacobian, expected, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(tangent, np.tensordot(expected, points[::-1], 2), rtol=1e-7)
+    inside = np.setdiff1d(np.arange(10), hull.vertices)
+    np.testing.assert_array_equal(jacobian[:, inside], 0)  # (inner points do not move it)
+
+
+def test_closed_form_of_a_square():
+    """The unit square and an inner point: area 1 and perimeter 4; moving the corner (1, 1)
+    along x grows the area by 1/2 (the shoelace: ``(y_next - y_previous) / 2``) and the
+    perimeter by 1 (the top edge); moving (0, 0) along y shrinks the area by 1/2; the
+    second derivative of the area in the corners' (x, y) is the shoelace's ±1/2."""
+    with jax.enable_x64(True):
+        volume, area = ConvexHull()(SQUARE)
+        d_volume, d_area = jax.jacrev(lambda x: jnp.stack(ConvexHull()(x)))(jnp.asarray(SQUARE))
+        second = jax.hessian(lambda x: ConvexHull()(x)[0])(jnp.asarray(SQUARE))
+    assert (float(volume), float(area)) == (1.0, 4.0)
+    np.testing.assert_allclose(d_volume[2], [0.5, 0.5], atol=1e-15)
+    np.testing.assert_allclose(d_volume[0], [-0.5, -0.5], atol=1e-15)
+    np.testing.assert_allclose(d_area[2], [1.0, 1.0], atol=1e-15)
+    np.testing.assert_array_equal(d_volume[4], [0.0, 0.0])
+    # A = ½ Σ (x_i y_{i+1} - x_{i+1} y_i) counter-clockwise: ∂²A/∂x_2∂y_3 = ½
+    np.testing.assert_allclose(second[2, 0, 3, 1], 0.5, atol=1e-15)
+    np.testing.assert_allclose(second[3, 1, 2, 0], 0.5, atol=1e-15)
+
+
+def test_delaunay_simplices_are_scipys_and_volumes_differentiate_with_them_fixed():
+    points = RNG.normal(size=(12, 2))
+    with jax.enable_x64(True):
+        simplices, volumes = map(np.asarray, Delaunay()(points))
+        jacobian = np.asarray(jax.jacfwd(lambda x: Delaunay()(x)[1])(jnp.asarray(points)))
+    expected = np.sort(scipy.spatial.Delaunay(points).simplices, -1)
+    expected = expected[np.lexsort(expected.T[::-1])]  # (rows and rows' indices sorted)
+    count = len(expected)
+    assert simplices.dtype == np.int32 and simplices.shape == (2 * 12 - 2, 3)
+    np.testing.assert_array_equal(simplices[:count], expected)
+    np.testing.assert_array_equal(simplices[count:], -1)
+    np.testing.assert_array_equal(volumes[count:], 0)
+    hull = scipy.spatial.ConvexHull(points)
+    np.testing.assert_allclose(np.sum(volumes), hull.volume, rtol=1e-14)
+    for simplex, volume in zip(expected, volumes):  # (each a triangle: its own hull's area)
+        np.testing.assert_allclose(volume, scipy.spatial.ConvexHull(points[simplex]).volume)
+
+    def areas(x):  # (SciPy's areas of the same triangles)
+        return np.array([scipy.spatial.ConvexHull(x[s]).volume for s in expected])
+
+    np.testing.assert_allclose(jacobian[:count], central(areas, points), rtol=1e-7, atol=1e-8)
+    # the whole triangulation's area is the hull's, and so is its gradient
+    hull_gradient = central(lambda x: scipy.spatial.ConvexHull(x).volume, points)
+    np.testing.assert_allclose(jacobian.sum(0), hull_gradient, rtol=1e-7, atol=1e-8)
+
+
+def test_vmap_and_every_transformation():
+    batch = RNG.normal(size=(3, 8, 3))
+    with jax.enable_x64(True):
+        check_adapter(Delaunay(), batch[0], seed=0, checks=("specs", "vmap", "jvp", "transpose"))
+        volumes, areas = jax.jit(jax.vmap(ConvexHull()))(batch)
+    for points, volume, area in zip(batch, volumes, areas):
+        hull = scipy.spatial.ConvexHull(points)
+        assert (float(volume), float(area)) == (hull.volume, hull.area)
+
+
+@pytest.mark.slow
+def test_check_adapter_every_check():
+    with jax.enable_x64(True):
+        check_adapter(ConvexHull(), RNG.normal(size=(9, 3)), seed=1)
+        check_adapter(Delaunay(), RNG.normal(size=(7, 2)), seed=1)
+
+
+def test_bad_input_is_named():
+    with jax.enable_x64(True):
+        for adapter in (ConvexHull(), Delaunay()):
+            name = type(adapter).__name__
+            with pytest.raises(ValueError, match=f"{name}.*'points'.*more points than dim"):
+                adapter(np.ones((2, 2)))
+            with pytest.raises(ValueError, match=f"{name}.*'points' has no full-dimensional"):
+                adapter(np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]))
+            with pytest.raises(ValueError, match=f"{name}.*'points'.*non-finite"):
+                adapter(np.array([[0.0, 0.0], [1.0, np.nan], [2.0, 0.0]]))
+    with pytest.raises(ValueError, match="ConvexHull: parameter 'qhull_options'"):
+        ConvexHull(qhull_options=3)
