@@ -44,7 +44,7 @@ def test_values_are_scipys_bitwise(increasing):
     assert len(scipy_fit(y, W, increasing).blocks) == 5  # (blocks of 3, 1, 3 and 1 entries)
 
 
-@pytest.mark.parametrize("increasing", [True, False])
+@pytest.mark.parametrize("increasing", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_derivatives_match_central_differences_of_scipy(increasing):
     y = Y if increasing else -Y
     fit = IsotonicRegression(increasing)

@@ -67,6 +67,7 @@ def test_the_values_gradient_in_c_is_x_and_central_differences_of_scipy():
     np.testing.assert_array_equal(hessian, np.zeros((4, 4)))
 
 
+@pytest.mark.slow
 def test_check_adapter_in_c_with_the_rest_held_as_integers():
     args = (C, INTEGRALITY, np.array([[2, 3, 1, 1], [1, -1, 0, 0]]), np.array([-20, -20]))
     args += (np.array([9, 1]), np.zeros(4, int), np.array([3, 3, 3, 2]))
