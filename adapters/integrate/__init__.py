@@ -11,5 +11,6 @@ __all__ = ["IntegrationFailure", "OdeSolve", "Quad"]
 _scipy_module = "scipy.integrate"
 _catalogue_adapters = "`OdeSolve` (BDF, Radau, LSODA, RK45, ...), `Quad` (QUADPACK)"
 _catalogue_derivatives = (
-    "first order (through the steps, by the adjoint, or by forward sensitivities)"
+    "second order (first: through the steps, by the adjoint, or by forward sensitivities; "
+    "second: forward over them)"
 )

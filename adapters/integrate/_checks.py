@@ -1,11 +1,13 @@
 """What the integrate adapters check and how they fail: a tolerance or limit that is not a
 positive number, an ``IntegrationFailure`` with its reason (``failure``), and a failure of
-the first derivatives named as the adapter's backward (``named_backward``)."""
+the first derivatives named as the adapter's backward (``named_backward``); and the
+adapters their derivative rules call, made once per adapter (``kept_on``)."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from .._failure import IntegrationFailure
 
@@ -31,3 +33,15 @@ def named_backward(owner: str) -> Iterator[None]:
         yield
     except IntegrationFailure as error:
         raise IntegrationFailure(f"{owner}.backward: {error}") from None
+
+
+def kept_on(owner: Any, name: str, make: Callable[[], Any]) -> Any:
+    """``make()``, kept on ``owner`` (a frozen adapter) as attribute ``name`` after the first
+    call: the bridge works out a call's plan once per adapter object, so an adapter made
+    anew at each gradient would pay for it every time. (Not a dataclass field: equality,
+    hashing and ``dataclasses.replace`` ignore it.)"""
+    got = owner.__dict__.get(name)
+    if got is None:
+        got = make()
+        object.__setattr__(owner, name, got)
+    return got

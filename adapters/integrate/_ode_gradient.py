@@ -24,7 +24,7 @@ import jax.numpy as jnp
 
 import jaxbridge as jb
 
-from ._checks import named_backward
+from ._checks import kept_on, named_backward
 from ._tangent_rhs import TangentRhs
 
 _THIRD_ORDER = (
@@ -40,8 +40,8 @@ def _floating(x: Any) -> bool:
 
 class OdeGradient(jb.Adapter):
     """``(ȳ0, θ̄, t̄) = OdeGradient(solver)(y0, theta, ts, ys, g)``: ``solver.backward``.
-    ``ys`` is the solve's output, passed held (``stop_gradient``): the rules take every
-    derivative through ``y0``, ``theta`` and ``ts``."""
+    ``ys`` is the solve's output, whose tangent the rules do not read: they take every
+    derivative through ``y0``, ``theta`` and ``ts``, on which ``ys`` depends."""
 
     solver: Any  # (an OdeSolve)
 
@@ -83,8 +83,9 @@ class OdeGradient(jb.Adapter):
 
 
 class SavedOdeGradient(OdeGradient):
-    """``OdeGradient`` for ``sensitivity="forward"``: its saved sensitivities ``sens`` (held,
-    as ``ys``) come after ``ys``."""
+    """``OdeGradient`` for ``sensitivity="forward"``: its saved sensitivities ``sens`` (a
+    residual, passed to this bridged call alone; not read by the rules, as ``ys``) come
+    after ``ys``."""
 
     signature = "(n),(p),(k),(k,n),(k,n,m),(k,n)->(n),(p),(k)"
 
@@ -101,7 +102,9 @@ def second_order(solver, y0, theta, ts, g, dy0, dtheta, dts):
     n, p, k = y0.shape[-1], theta.shape[-1], ts.shape[-1]
     dtype = jb.result_dtype(y0, theta, ts)
     moves_ts = dts is not None and _floating(ts)
-    augmented = dataclasses.replace(solver, rhs=TangentRhs(solver.rhs))
+    augmented = kept_on(
+        solver, "_augmented", lambda: dataclasses.replace(solver, rhs=TangentRhs(solver.rhs))
+    )
 
     def one(y0, theta, ts, g, dy0, dtheta, dts):
         def inner(y0, theta, ts):

@@ -1,9 +1,10 @@
-"""``QuadGradient``: ``Quad``'s derivatives ``(∫ ∂f/∂θ dx, -f(a), f(b))`` as a bridged call of
-their own, so that they can be differentiated again; and ``QuadCurvature``, the integral of
-the integrand's second derivatives along a direction, that its rules need.
+"""``QuadGradient``: ``Quad``'s backward, ``g (∫ ∂f/∂θ dx, -f(a), f(b))``, as a bridged call of
+its own, so that it can be differentiated again; and ``QuadCurvature``, the integral of the
+integrand's second derivatives along a direction, that its rules need.
 
-The forward of ``QuadGradient`` is the first-order host work it always was (one
-``quad_vec`` and the two endpoint values, in one host call). Its rules, with ``f_θ``,
+The forward of ``QuadGradient`` is ``Quad.backward`` itself (one ``quad_vec`` and the two
+endpoint values, in one host call): a gradient costs what it did. Its rules (linear in
+``g``; here for ``g = 1``), with ``f_θ``,
 ``f_x`` the integrand's first derivatives (its ``backward``, called through the bridge, at
 each finite limit) and ``∫ f_θθ w`` from ``QuadCurvature``:
 
@@ -29,30 +30,37 @@ import jaxbridge as jb
 
 from .._failure import IntegrationFailure
 from .._user_function import UserFunction
-from ._checks import failure, named_backward
+from ._checks import failure, kept_on, named_backward
 from ._second_derivatives import backward_jvp
 
 _QUAD_VEC_LIMIT = 10_000  # (as quad.py's: quad_vec bisects without extrapolation)
 
 
 class QuadGradient(jb.Adapter):
-    """``(∫ ∂f/∂θ dx, -f(a), f(b)) = QuadGradient(quad)(theta, a, b, value)``, ``value`` the
-    integral (held: NaN where the forward failed, which gives NaN derivatives)."""
+    """``(θ̄, ā, b̄) = QuadGradient(quad)(theta, a, b, value, g)``: ``Quad.backward`` for the
+    cotangent ``g``, ``g (∫ ∂f/∂θ dx, -f(a), f(b))``; ``value`` the integral (NaN where the
+    forward failed, which gives NaN derivatives; its tangent is not read, the rules taking
+    every derivative through ``theta``, ``a`` and ``b``)."""
 
     quad: Any  # (a Quad)
 
-    signature = "(p),(),(),()->(p),(),()"
+    signature = "(p),(),(),(),()->(p),(),()"
 
-    def output_specs(self, theta, a, b, value):
+    def output_specs(self, theta, a, b, value, g):
         return tuple(jax.ShapeDtypeStruct(x.shape, jb.result_dtype(x)) for x in (theta, a, b))
 
-    def forward(self, theta, a, b, value):
+    def forward(self, theta, a, b, value, g):
         with named_backward("Quad"):
-            try:
-                got = self.quad._derivatives(theta, a, b, value)
-            except IntegrationFailure as error:
-                got = self.quad.nan_on_failure(error, theta.shape, (), ())
-        return tuple(np.asarray(d, jb.result_dtype(x)) for d, x in zip(got, (theta, a, b)))
+            return self.quad.backward((theta, a, b, value), g)
+
+    def _unit(self, res):
+        """``(∫ ∂f/∂θ dx, -f(a), f(b))``: this call with ``g = 1``."""
+        theta, a, b, value, g = res[:5]
+        return self(theta, a, b, value, jnp.ones_like(g))
+
+    def _curvature(self, theta, a, b, w):
+        """``∫ ∂²f/∂θ² w dx`` (``QuadCurvature``)."""
+        return kept_on(self, "_QuadCurvature", lambda: QuadCurvature(self.quad))(theta, a, b, w)
 
     def _endpoints(self, theta, a, b):
         """``(f_x, f_θ)`` at ``a`` and at ``b``, zero at an infinite limit."""
@@ -65,40 +73,50 @@ class QuadGradient(jb.Adapter):
             # one batch for both: a cotangent of an argument the batch broadcasts would be
             # summed over it, where each element's own derivative is wanted
             batch = jnp.broadcast_shapes(safe.shape, theta.shape[:-1])
-            safe, at = (
-                jnp.broadcast_to(safe, batch),
-                jnp.broadcast_to(theta, (*batch, theta.shape[-1])),
-            )
+            safe = jnp.broadcast_to(safe, batch)
+            at = jnp.broadcast_to(theta, (*batch, theta.shape[-1]))
             _, pull = jax.vjp(integrand, safe, at)
             fx, ftheta = pull(jnp.ones(batch, safe.dtype))
             out.append((jnp.where(finite, fx, 0), jnp.where(finite[..., None], ftheta, 0)))
         return out
 
     def pushforward(self, res, tangents):
-        theta, a, b, value = res[:4]
+        theta, a, b, value, g = res[:5]
         dtheta, da, db = (
             jnp.zeros(x.shape, jb.result_dtype(x)) if t is None else t
             for t, x in zip(tangents[:3], (theta, a, b))
         )
         (fxa, fta), (fxb, ftb) = self._endpoints(theta, a, b)
-        out_theta = QuadCurvature(self.quad)(theta, a, b, dtheta)
+        out_theta = self._curvature(theta, a, b, dtheta)
         out_theta = out_theta + ftb * db[..., None] - fta * da[..., None]
         out_a = -(jnp.sum(fta * dtheta, -1) + fxa * da)
         out_b = jnp.sum(ftb * dtheta, -1) + fxb * db
-        return _failed(value, (out_theta, out_a, out_b))
+        outs = (g[..., None] * out_theta, g * out_a, g * out_b)
+        dg = tangents[4]
+        if dg is not None:  # (the call is linear in g)
+            unit = self._unit(res)
+            outs = (
+                outs[0] + dg[..., None] * unit[0],
+                outs[1] + dg * unit[1],
+                outs[2] + dg * unit[2],
+            )
+        return _failed(value, outs)
 
-    def pullback(self, res, g):
-        theta, a, b, value = res[:4]
+    def pullback(self, res, cts):
+        theta, a, b, value, g = res[:5]
         w, alpha, beta = (
             jnp.zeros(x.shape, jb.result_dtype(x)) if c is None else c
-            for c, x in zip(g, (theta, a, b))
+            for c, x in zip(cts, (theta, a, b))
         )
         (fxa, fta), (fxb, ftb) = self._endpoints(theta, a, b)
-        out_theta = QuadCurvature(self.quad)(theta, a, b, w)
+        out_theta = self._curvature(theta, a, b, w)
         out_theta = out_theta - alpha[..., None] * fta + beta[..., None] * ftb
         out_a = -jnp.sum(fta * w, -1) - alpha * fxa
         out_b = jnp.sum(ftb * w, -1) + beta * fxb
-        return (*_failed(value, (out_theta, out_a, out_b)), None)
+        outs = _failed(value, (g[..., None] * out_theta, g * out_a, g * out_b))
+        unit = self._unit(res)
+        dg = jnp.sum(unit[0] * w, -1) + unit[1] * alpha + unit[2] * beta
+        return (*outs, None, dg)
 
 
 def _failed(value, outs):

@@ -12,7 +12,7 @@ import jaxbridge as jb
 
 from .._failure import IntegrationFailure, MayFail, require_finite
 from .._user_function import UserFunction
-from ._checks import check_positive, failure
+from ._checks import check_positive, failure, kept_on
 from ._quad_gradient import QuadGradient
 
 _INTEGRAND_SIGNATURE = re.compile(r"^\(\),\(\w+\)->\(\)$")
@@ -38,7 +38,17 @@ class Quad(MayFail):
     least 10,000 subintervals, one backward call per point),
     ``∂/∂a = -f(a, θ)``, ``∂/∂b = f(b, θ)``, and 0 for an infinite limit. Forward mode
     (``jvp``, ``jacfwd``) uses the same integral, so the two modes are exact transposes.
-    Both are first order (host rules).
+
+    Second derivatives (``jax.hessian``, ``jax.jvp`` of ``jax.grad``, ``jax.jacrev`` of
+    ``jax.jacrev``) in ``θ``, ``a`` and ``b``, by the Leibniz rule again: the derivative
+    of ``∫ ∂f/∂θ dx`` is ``∫ ∂²f/∂θ² v dx`` (``quad_vec``, the same tolerances) plus
+    ``∂f/∂θ`` at the limits, and that of ``-f(a)`` and ``f(b)`` the integrand's own
+    derivatives there (its ``backward``, ``∂f/∂x`` its first cotangent: None reads as 0).
+    ``∂²f/∂θ² v`` comes from the integrand's host method ``backward_jvp(self, res, g,
+    tangents)`` if it defines one (the derivative of ``backward(res, g)``'s cotangents along
+    ``tangents``, one per input, None for zero), else from central differences of
+    ``backward`` at two steps extrapolated (4 calls a point, about 1e-12 relative). The
+    first derivatives cost what they did; third derivatives are refused.
 
     Parameters:
         epsabs, epsrel: QUADPACK's absolute and relative error targets (SciPy's defaults,
@@ -132,12 +142,8 @@ class Quad(MayFail):
     def pullback(self, res, g):
         # the host derivatives as a bridged call of their own (the same host work), whose
         # rules give the second derivatives (``_quad_gradient``)
-        theta, a, b, value = res
-        dtheta, da, db = QuadGradient(self)(theta, a, b, jax.lax.stop_gradient(value))
-        cts = (g[..., None] * dtheta, g * da, g * db)
-        return tuple(
-            c if jnp.issubdtype(x.dtype, jnp.floating) else None for c, x in zip(cts, (theta, a, b))
-        )
+        cts = kept_on(self, "_QuadGradient", lambda: QuadGradient(self))(*res, g)
+        return tuple(c if jnp.issubdtype(x.dtype, jnp.floating) else None for c, x in zip(cts, res))
 
     def jvp(self, res, tangents):
         theta, a, b, value = res
