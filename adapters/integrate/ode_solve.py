@@ -69,13 +69,13 @@ class OdeSolve(MayFail):
     ``jvp``, the forward mode of the adjoint setting uses it, and so do second derivatives.
 
     Second derivatives: forward over the first-order rule of the setting chosen. The
-    gradient is a bridged call of its own (the same host work as before: a gradient costs
-    what it did), and its derivative along a direction ``v`` of ``(y0, θ, ts)`` is the
+    gradient is a bridged call of its own (the same host work as before: under ``jit`` a
+    gradient costs what it did; eagerly 0.15-0.25 ms more a call), and its derivative along a direction ``v`` of ``(y0, θ, ts)`` is the
     gradient of ``⟨g, J v⟩``, where ``J v`` comes from one more solve, of the ODE together
     with its directional sensitivity (``2n`` unknowns, ``2p`` parameters, the same method,
     tolerances and setting), and its gradient from that solve's own first-order rule
     (the steps, the adjoint or forward sensitivities): a Hessian-vector product measured
-    3.8-5.3x a gradient (BDF, Robertson and a 20-state linear chain,
+    4.3-6.0x a gradient (BDF, Robertson and a 20-state linear chain,
     ``benchmarks/second_order_ode.py``), a Hessian in ``p`` parameters about ``p`` of them.
     They are as accurate as the first derivatives (within 10x, against closed forms). That
     solve's rhs needs how the rhs's ``backward`` moves along a direction of ``(t, y, θ)``:
@@ -85,7 +85,9 @@ class OdeSolve(MayFail):
     None for zero), else from central differences of ``backward`` at two steps extrapolated
     (4 calls, about 1e-12 relative on a smooth rhs). Second derivatives in ``ts`` use the
     rhs's ``∂f/∂t`` (``backward``'s first cotangent: None reads as 0, right for an
-    autonomous rhs only). Third derivatives are refused (a ``TypeError``).
+    autonomous rhs only). Forward over forward (``jacfwd`` of ``jacfwd``) is not
+    available (the forward mode is a host rule), and third derivatives are refused (a
+    ``TypeError``).
 
     Parameters:
         method: any of ``solve_ivp``'s: ``"BDF"`` (the default), ``"Radau"``, ``"LSODA"``

@@ -48,7 +48,8 @@ class Quad(MayFail):
     tangents)`` if it defines one (the derivative of ``backward(res, g)``'s cotangents along
     ``tangents``, one per input, None for zero), else from central differences of
     ``backward`` at two steps extrapolated (4 calls a point, about 1e-12 relative). The
-    first derivatives cost what they did; third derivatives are refused.
+    first derivatives do the same host work as before; forward over forward (``jacfwd`` of
+    ``jacfwd``: the forward mode is a host rule) and third derivatives are refused.
 
     Parameters:
         epsabs, epsrel: QUADPACK's absolute and relative error targets (SciPy's defaults,
