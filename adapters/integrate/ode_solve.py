@@ -70,10 +70,11 @@ class OdeSolve(MayFail):
 
     Second derivatives: forward over the first-order rule of the setting chosen. The
     gradient is a bridged call of its own (the same host work as before: under ``jit`` a
-    gradient costs what it did; eagerly 0.15-0.25 ms more a call), and its derivative along a direction ``v`` of ``(y0, θ, ts)`` is the
-    gradient of ``⟨g, J v⟩``, where ``J v`` comes from one more solve, of the ODE together
-    with its directional sensitivity (``2n`` unknowns, ``2p`` parameters, the same method,
-    tolerances and setting), and its gradient from that solve's own first-order rule
+    gradient costs what it did; eagerly 0.15-0.25 ms more a call), and its derivative
+    along a direction ``v`` of ``(y0, θ, ts)`` is the gradient of ``⟨g, J v⟩``, where
+    ``J v`` comes from one more solve, of the ODE together with its directional
+    sensitivity (``2n`` unknowns, ``2p`` parameters, the same method, tolerances and
+    setting), and its gradient from that solve's own first-order rule
     (the steps, the adjoint or forward sensitivities): a Hessian-vector product measured
     4.3-6.0x a gradient (BDF, Robertson and a 20-state linear chain,
     ``benchmarks/second_order_ode.py``), a Hessian in ``p`` parameters about ``p`` of them.
