@@ -76,7 +76,7 @@ class OdeSolve(MayFail):
     sensitivity (``2n`` unknowns, ``2p`` parameters, the same method, tolerances and
     setting), and its gradient from that solve's own first-order rule
     (the steps, the adjoint or forward sensitivities): a Hessian-vector product measured
-    4.3-6.0x a gradient (BDF, Robertson and a 20-state linear chain,
+    3.8-6.0x a gradient (BDF, Robertson and a 20-state linear chain,
     ``benchmarks/second_order_ode.py``), a Hessian in ``p`` parameters about ``p`` of them.
     They are as accurate as the first derivatives (within 10x, against closed forms). That
     solve's rhs needs how the rhs's ``backward`` moves along a direction of ``(t, y, θ)``:
