@@ -49,6 +49,7 @@ import scipy.sparse.linalg  # noqa: E402
 from _timing import medians  # noqa: E402
 
 from jaxbridge.adapters.interpolate import (  # noqa: E402
+    CubicSpline,
     RBFInterpolator,
     RegularGridInterpolator,
     make_interp_spline,
@@ -140,6 +141,7 @@ def main() -> None:
             cells.append("n/a" if t is None else f"{t * 1e3:8.2f} ms ({t / base:4.2f}x)")
         print(f"{question:<24}{cells[0]:>11}{cells[1]:>22}{cells[2]:>22}")
     sites_against_data(bridged, x, y, xq, w, rounds)
+    fresh_data(options.quick, rounds)
     grid_and_scattered(options.quick, rounds)
     grid_with_default_blas(options.quick, rounds)
 
@@ -156,6 +158,108 @@ def sites_against_data(spline, x, y, xq, w, rounds: int) -> None:
         f"grad in the sites x: {times['x'] * 1e3:8.2f} ms, in y: {times['y'] * 1e3:8.2f} ms "
         f"({times['x'] / times['y']:4.2f}x)"
     )
+
+
+def cycling(calls: list) -> object:
+    """One call after another from ``calls`` (each on its own data), round after round."""
+    state = {"i": 0}
+
+    def call():
+        state["i"] = (state["i"] + 1) % len(calls)
+        return calls[state["i"]]()
+
+    return call
+
+
+def fresh_data(quick: bool, rounds: int) -> None:
+    """#47's rows: ``CubicSpline`` and ``make_interp_spline`` through 100 knots at 10,000
+    queries, ``value_and_grad`` in ``y`` and in ``xq``, and the cubic grid's in ``xi``, each
+    against SciPy's value alone (built and evaluated), with interpax beside. Every call gets
+    data of its own (5 sets in turn), so that nothing the host kept from the last call (the
+    built interpolant, the queries' order: ``adapters/interpolate/_recent.py``) serves the
+    next: what is reused is what the same gradient built."""
+    n, m, sets = (20, 1000, 5) if quick else (100, 10_000, 5)
+    rng = np.random.default_rng(2)
+    x_host = np.sort(rng.uniform(0.0, 10.0, n))
+    data = [(np.sin(x_host) + 0.01 * k, rng.uniform(0.0, 10.0, m)) for k in range(sets)]
+    w = jnp.asarray(rng.normal(size=m))
+    x = jnp.asarray(x_host)
+    device = [(jnp.asarray(y), jnp.asarray(q)) for y, q in data]
+
+    def scipy_value(make):
+        return cycling([lambda y=y, q=q: make(x_host, y)(q) for y, q in data])
+
+    def bridged(spline, argnum):
+        f = jax.jit(jax.value_and_grad(lambda y, q: jnp.vdot(w, spline(x, y, q)), argnum))
+        return cycling([lambda y=y, q=q: f(y, q) for y, q in device])
+
+    rows = {}
+    for name, spline, make in (
+        ("CubicSpline", CubicSpline(), scipy.interpolate.CubicSpline),
+        ("make_interp_spline", make_interp_spline, scipy.interpolate.make_interp_spline),
+    ):
+        for argnum, wrt in ((0, "y"), (1, "xq")):
+            rows[f"{name} v_and_g in {wrt}"] = {
+                "SciPy": scipy_value(make),
+                "jaxbridge": bridged(spline, argnum),
+            }
+            if interpax is not None:
+                rows[f"{name} v_and_g in {wrt}"]["interpax"] = bridged(
+                    lambda x, y, q: interpax.CubicSpline(x, y, check=False)(q), argnum
+                )
+
+    side, m_grid = (10, 500) if quick else (40, 10_000)
+    a, b = np.linspace(0.0, 1.0, side), np.linspace(0.0, 2.0, side)
+    grids = [
+        (
+            np.sin(3 * a + 0.01 * k)[:, None] * np.cos(b)[None, :],
+            np.stack([rng.uniform(0, 1, m_grid), rng.uniform(0, 2, m_grid)], axis=-1),
+        )
+        for k in range(sets)
+    ]
+    w_grid = jnp.asarray(rng.normal(size=m_grid))
+    grid = RegularGridInterpolator("cubic")
+    solver = scipy.sparse.linalg.spsolve
+    in_xi = jax.jit(jax.value_and_grad(lambda v, q: jnp.vdot(w_grid, grid((a, b), v, q)), 1))
+    on_device = [(jnp.asarray(v), jnp.asarray(q)) for v, q in grids]
+    rows["grid cubic v_and_g in xi"] = {
+        "SciPy": cycling(
+            [
+                lambda v=v, q=q: scipy.interpolate.RegularGridInterpolator(
+                    (a, b), v, method="cubic", solver=solver
+                )(q)
+                for v, q in grids
+            ]
+        ),
+        "jaxbridge": cycling([lambda v=v, q=q: in_xi(v, q) for v, q in on_device]),
+    }
+    if interpax is not None:
+        native = jax.jit(
+            jax.value_and_grad(
+                lambda v, q: jnp.vdot(
+                    w_grid,
+                    interpax.interp2d(q[:, 0], q[:, 1], a, b, v, method="cubic2"),
+                ),
+                1,
+            )
+        )
+        rows["grid cubic v_and_g in xi"]["interpax"] = cycling(
+            [lambda v=v, q=q: native(v, q) for v, q in on_device]
+        )
+    print(
+        f"\n#47's rows: splines of {n} knots at {m} queries, a {side}x{side} grid at {m_grid}; "
+        f"each ÷ SciPy's value alone (built and evaluated); new data every call; {rounds} "
+        "rounds (medians)"
+    )
+    print(f"{'question':<34}{'SciPy':>11}{'jaxbridge':>22}{'interpax':>22}")
+    for question, runs in rows.items():
+        times = medians(runs, rounds)
+        base = times["SciPy"]
+        cells = [f"{base * 1e3:8.2f} ms"]
+        for name in ("jaxbridge", "interpax"):
+            t = times.get(name)
+            cells.append("n/a" if t is None else f"{t * 1e3:8.2f} ms ({t / base:4.2f}x)")
+        print(f"{question:<34}{cells[0]:>11}{cells[1]:>22}{cells[2]:>22}")
 
 
 def grid_and_scattered(quick: bool, rounds: int) -> None:

@@ -326,3 +326,49 @@ def test_many_queries_are_evaluated_in_order(adapter):
         ]
     ).sum(0)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+
+
+# 3,000 queries: the host sorts them (from 1,024), keeps the order and the built interpolant
+# for the calls of one gradient, and the transposes take their sorted paths
+XQ_MANY = np.concatenate([RNG.uniform(-1.0, 11.0, 2990), X[1:]])
+W_MANY = RNG.normal(size=XQ_MANY.shape[0])
+
+
+@pytest.mark.parametrize(
+    "adapter",
+    [CubicSpline(), make_interp_spline, CubicSpline("natural", nu=1), PchipInterpolator()],
+    ids=repr,
+)
+def test_many_queries_derivatives_against_scipy(adapter):
+    def scipy_objective(y):
+        values = scipy_object(adapter, X, y)(XQ_MANY, adapter.nu)
+        return values @ W_MANY
+
+    step = 1e-6
+    expected = np.array(
+        [
+            (scipy_objective(Y + step * e) - scipy_objective(Y - step * e)) / (2 * step)
+            for e in np.eye(N)
+        ]
+    )
+    value, grad = jax.jit(jax.value_and_grad(lambda y: adapter(X, y, XQ_MANY) @ W_MANY))(Y)
+    np.testing.assert_allclose(value, scipy_objective(Y), rtol=1e-13)  # (XLA's dot)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(grad, expected, rtol=0, atol=1e-6 * scale)
+    in_xq = jax.jit(jax.grad(lambda q: adapter(X, Y, q) @ W_MANY))(XQ_MANY)
+    expected_xq = scipy_object(adapter, X, Y)(XQ_MANY, adapter.nu + 1) * W_MANY
+    np.testing.assert_allclose(in_xq, expected_xq, rtol=0, atol=1e-11 * np.abs(expected_xq).max())
+
+
+@pytest.mark.parametrize("adapter", [InterpSpline(k=1), CubicSpline()], ids=repr)
+def test_what_the_host_keeps_serves_equal_data_only(adapter):
+    call = jax.jit(adapter)
+    for y, q in ((Y, XQ_MANY), (2 * Y, XQ_MANY), (Y, XQ_MANY[::-1]), (Y, XQ_MANY)):
+        np.testing.assert_array_equal(call(X, y, q), scipy_object(adapter, X, y)(q))
+
+
+def test_rules_in_jax_still_refuse_bad_data():
+    # the gradient alone does not use the value: the rules read it, so the forward's check runs
+    grad = jax.jit(jax.grad(lambda y: CubicSpline()(X[::-1], y, XQ_MANY).sum()))
+    with pytest.raises(Exception, match="argument 'x' must be strictly increasing"):
+        grad(Y).block_until_ready()

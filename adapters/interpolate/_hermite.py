@@ -29,7 +29,7 @@ import jaxbridge as jb
 from .._failure import MayFail
 from .._rules import asked, compiled, total
 from ._linear import TransposedPair
-from ._one_d import Interpolant1D, checked_data, in_order, inside
+from ._one_d import Interpolant1D, checked_data, in_order, inside, sorting
 from ._sites import interval_terms, periodic_queries, site_cotangent, within
 from ._sizes import refused
 
@@ -106,36 +106,69 @@ class Hermite(MayFail):
 
     def transpose(self, x, g, xq):
         """``(ȳ, d̄)``: each query's cotangent times the ``nu``-th derivatives of the four
-        Hermite basis functions of its interval, summed onto the interval's two ends."""
+        Hermite basis functions of its interval, summed onto the interval's two ends: from
+        the sums ``Σ g tauᵖ`` over each interval's queries (p = 0..3, ``tau = xq - x_i``),
+        as the basis functions' coefficients depend on the interval alone."""
         n = x.shape[-1]
+        order = sorting(xq)  # (the value's sort, kept: the intervals are found from it)
+        if order is not None:
+            xq, g = xq[order], g[order]
         keep = inside(x, xq, self.extrapolate)
-        xq, g = xq[keep], g[keep]
-        i = np.clip(np.searchsorted(x, xq, side="right") - 1, 0, n - 2)
-        h = x[i + 1] - x[i]
-        tau = xq - x[i]
-        zero, one = np.zeros_like(h), np.ones_like(h)
-        # coefficients of tau**0..3 (SciPy's PPoly form of CubicHermiteSpline)
+        if not keep.all():
+            xq, g = xq[keep], g[keep]
+        sums = interval_sums(x, xq, g, ordered=order is not None)
+        h = np.diff(x)
+        h2 = h * h
+        # coefficients of tau**0..3 (SciPy's PPoly form of CubicHermiteSpline); None is 0
         basis = {
-            "y0": (one, zero, -3 / h**2, 2 / h**3),
-            "y1": (zero, zero, 3 / h**2, -2 / h**3),
-            "d0": (zero, one, -2 / h, 1 / h**2),
-            "d1": (zero, zero, -1 / h, 1 / h**2),
+            "y0": (1.0, None, -3 / h2, 2 / (h2 * h)),
+            "y1": (None, None, 3 / h2, -2 / (h2 * h)),
+            "d0": (None, 1.0, -2 / h, 1 / h2),
+            "d1": (None, None, -1 / h, 1 / h2),
         }
 
-        def weight(coefficients):
+        def weight(name):  # per interval: Σ over its queries of g times the basis function
             terms = [
-                c * math.perm(p, self.nu) * tau ** (p - self.nu)
-                for p, c in enumerate(coefficients)
-                if p >= self.nu
+                c * math.perm(p, self.nu) * sums[p - self.nu]
+                for p, c in enumerate(basis[name])
+                if p >= self.nu and c is not None
             ]
-            return g * total(terms) if terms else np.zeros_like(g)
+            return total(terms) if terms else np.zeros(n - 1)
 
         def scatter(left, right):
-            return np.bincount(i, weight(basis[left]), n) + np.bincount(
-                i + 1, weight(basis[right]), n
-            )
+            out = np.zeros(n)
+            out[:-1] += weight(left)
+            out[1:] += weight(right)
+            return out
 
         return scatter("y0", "y1"), scatter("d0", "d1")
+
+
+def interval_sums(x: np.ndarray, xq: np.ndarray, g: np.ndarray, ordered: bool) -> np.ndarray:
+    """(4, n - 1): ``Σ g tauᵖ`` (p = 0..3, ``tau = xq - x_i``) over the queries in each of
+    SciPy's intervals ``i = clip(searchsorted(x, xq, "right") - 1, 0, n - 2)``. For sorted
+    queries, each interval's queries are a run: found from where each inner site falls among
+    them and summed run by run (4x faster than ``bincount``)."""
+    n, m = x.shape[-1], xq.shape[0]
+    terms = np.empty((4, m))
+    if ordered:
+        starts = np.searchsorted(xq, x[:-1], side="left")  # the first query at or past x_i
+        starts[0] = 0
+        lengths = np.diff(starts, append=m)
+        tau = xq - np.repeat(x[:-1], lengths)
+    else:
+        i = np.clip(np.searchsorted(x, xq, side="right") - 1, 0, n - 2)
+        tau = xq - x[i]
+    terms[0] = g
+    for p in range(1, 4):
+        np.multiply(terms[p - 1], tau, out=terms[p])
+    if not ordered:
+        return np.stack([np.bincount(i, t, n - 1) for t in terms])
+    sums = np.zeros((4, n - 1))
+    runs = np.greater(lengths, 0)  # (np.add.reduceat sums from each start to the next one given)
+    if runs.any():
+        sums[:, runs] = np.add.reduceat(terms, starts[runs], axis=1)
+    return sums
 
 
 class HermiteInterpolant(Interpolant1D):

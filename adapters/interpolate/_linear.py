@@ -22,8 +22,9 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._rules import asked, total
+from .._rules import asked, compiled, total
 from ._one_d import Interpolant1D, checked_data, inside
+from ._pieces import hermite_at, hermite_transpose
 from ._sites import site_cotangent, transposed_site_tangent
 from ._sizes import refused
 
@@ -119,23 +120,49 @@ class LinearSpline(Interpolant1D):
     linear_in = ("y",)
 
     def pushforward(self, res, tangents):
-        x, y, xq = res[:3]
+        x, y, xq, out = res[:4]
         dx, dy, dxq = tangents
+        query = self.query_tangent(x, y, xq, dxq)
+        if dxq is not None and self.pieces_in_jax(x.shape[-1]):
+            query = dxq * _pieces_next_derivative(self, x, y, xq, out)
         return total(
             [
                 None if dx is None else self.moved(x, (y,), xq, dx),
                 None if dy is None else self(x, dy, xq),
-                self.query_tangent(x, y, xq, dxq),
+                query,
             ]
         )
 
     def pullback(self, res, g, *, wanted=None):
-        x, y, xq = res[:3]
+        x, y, xq, out = res[:4]
+        pieces = self.pieces_in_jax(x.shape[-1])
+        y_bar = xq_bar = None
+        if asked(wanted, "y"):
+            y_bar = (
+                _pieces_data_cotangent(self, x, y, xq, g, out)
+                if pieces
+                else Transposed(self)(x, g, xq)
+            )
+        if asked(wanted, "xq"):
+            xq_bar = (
+                g * _pieces_next_derivative(self, x, y, xq, out)
+                if pieces
+                else self.query_cotangent(x, y, xq, g)
+            )
         return (
             site_cotangent(self, x, (y,), xq, g) if asked(wanted, "x") else None,
-            Transposed(self)(x, g, xq) if asked(wanted, "y") else None,
-            self.query_cotangent(x, y, xq, g) if asked(wanted, "xq") else None,
+            y_bar,
+            xq_bar,
         )
+
+    def pieces_in_jax(self, n: int) -> bool:
+        """Whether this interpolant, through ``n`` sites, is the cubic Hermite interpolant
+        with the slopes ``self.slopes(x, y)`` (JAX), its rules in ``y`` and ``xq`` then
+        those of ``_pieces``, in JAX (the C² cubic splines but periodic ones; a 100-knot
+        spline's at 10,000 queries 0.1 ms where a host call took 0.5): the cotangent in
+        ``y`` the pieces transposed and their slopes' cotangent carried back through the
+        slope system, the derivative in ``xq`` the pieces' next. Else bridged calls."""
+        return False
 
     def periodic(self) -> bool:
         return getattr(self, "bc_type", None) == "periodic"
@@ -164,6 +191,35 @@ class LinearSpline(Interpolant1D):
         if self.periodic():
             return np.concatenate([[total_[0] / 2], total_[1:], [total_[0] / 2]])
         return total_
+
+
+# Each rule one compiled program; the adapter is static. The result of the queries' rules
+# (the next derivative) and the data's (the Hermite pieces transposed, then the slopes' vjp).
+@compiled
+def _pieces_next_derivative(adapter: Any, x, y, xq, out):
+    slopes = adapter.slopes(x.astype(y.dtype), y)
+    found = hermite_at(x, y, slopes, xq, adapter.nu + 1, adapter.extrapolates())
+    return _guarded(x, y, out, found)
+
+
+@compiled
+def _pieces_data_cotangent(adapter: Any, x, y, xq, g, out):
+    y_bar, d_bar = hermite_transpose(x, g, xq, adapter.nu, adapter.extrapolates())
+    y_wide = jnp.broadcast_to(y, jnp.broadcast_shapes(y.shape, d_bar.shape))
+    _, slopes_vjp = jax.vjp(lambda y: adapter.slopes(x.astype(y.dtype), y), y_wide)
+    (through_slopes,) = slopes_vjp(d_bar.astype(y.dtype))
+    return _guarded(x, y, out, y_bar + through_slopes)
+
+
+def _guarded(x, y, out, found):
+    """``found`` (a rule's result, written in JAX) NaN for batch elements whose data the
+    forward refuses (``on_failure="nan"``), and made to read the forward's value ``out``, so
+    that the forward runs, and raises for such data, where the value is not asked for (a
+    rule that read no host result would have XLA remove the call and compute on data the
+    forward refuses)."""
+    valid = jnp.isfinite(x).all(-1) & jnp.isfinite(y).all(-1) & (jnp.diff(x) > 0).all(-1)
+    read = jnp.where(jnp.isfinite(out), out, 0).sum() * 0
+    return jnp.where(valid[..., None], found, jnp.nan) + read.astype(found.dtype)
 
 
 _CONDITIONS = {None: (), "not-a-knot": (), "natural": (2,), "clamped": (1,)}

@@ -53,6 +53,9 @@ class CubicSpline(LinearSpline):
     def moved(self, x, data, xq, dx):
         return hermite_form_moved(self, self.slopes, x, data[0], xq, dx)
 
+    def pieces_in_jax(self, n):
+        return n >= 4 and not self.periodic()
+
     def transpose(self, x, g, xq):
         if x.shape[-1] >= 4 and not self.periodic():
             bc = None if self.bc_type == "not-a-knot" else self.bc_type

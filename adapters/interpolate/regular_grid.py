@@ -22,6 +22,7 @@ from .._parameters import check_choice
 from .._rules import total
 from ._one_d import check_whole, data, queries, sites
 from ._queries import per_point
+from ._recent import Recent
 from ._scattered import broadcast_batch
 from ._sizes import refuse_sizes, refused
 from .pchip import PchipInterpolator
@@ -29,6 +30,8 @@ from .pchip import PchipInterpolator
 METHODS = ("linear", "nearest", "slinear", "cubic", "quintic", "pchip")
 _DEGREE = {"linear": 1, "nearest": 0, "slinear": 1, "cubic": 3, "quintic": 5, "pchip": 3}
 _BSPLINE = ("slinear", "cubic", "quintic")  # SciPy's tensor-product B-splines (with nu)
+
+_built = Recent(2)  # SciPy's interpolants, for the value's and its partials' calls
 
 NO_GRID_DERIVATIVE = "moving a grid line changes every cell along it; the grid is held fixed"
 
@@ -233,9 +236,16 @@ class RegularGridInterpolator(MayFail):
         options: dict[str, Any] = {"bounds_error": False, "fill_value": self.fill_value}
         if method in _BSPLINE:
             options["solver"] = scipy.sparse.linalg.spsolve
-        interpolant = scipy.interpolate.RegularGridInterpolator(
-            tuple(axes), values, method=method, **options
-        )
+
+        def build(*arrays):
+            return scipy.interpolate.RegularGridInterpolator(
+                arrays[:-1], arrays[-1], method=method, **options
+            )
+
+        # built once for the value and its partial derivatives (a 40 x 40 "cubic" grid's
+        # tensor-product system solved: 4-6 times as long as evaluating it at 1e4 queries)
+        key = (method, repr(self.fill_value), len(axes))
+        interpolant = _built.get(key, (*axes, values), build)
         return np.asarray(interpolant(xi, nu=nu) if nu is not None else interpolant(xi))
 
     def outside(self, axes, xi) -> np.ndarray:

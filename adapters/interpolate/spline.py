@@ -86,6 +86,9 @@ class InterpSpline(LinearSpline):
         here = jnp.where(keep, self(x, y, xq), 0) if self.nu else 0
         return -(following * shift + self.nu * here * stretch)
 
+    def pieces_in_jax(self, n):
+        return self.k == 3 and n >= self.least_points() and not self.periodic()
+
     def interpolant(self, x, y):
         return scipy.interpolate.make_interp_spline(x, y, self.k, bc_type=self.bc_type)
 
