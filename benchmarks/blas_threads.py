@@ -9,8 +9,18 @@ over 8 Rosenbrock problems, the gradient of ``MatrixLog`` (50 x 50),
 ``LinearNDInterpolator`` (200 points, 400 queries); and, for what the setting cannot
 reach, XLA's own ``jnp.linalg.solve`` (n = 200, forward and gradient: XLA calls SciPy's
 OpenBLAS from its own threads) and SciPy's ``lu_factor`` at n = 1000 on one thread against
-all (where BLAS threads may pay). Medians of interleaved rounds; ratios to the first row of
-each table. Not a test: nothing is asserted.
+all (where BLAS threads may pay). Then the audit (#47): adapters whose host work calls
+BLAS or LAPACK, each compiled once and timed three ways in the same rounds: as shipped
+(their own ``blas_threads``), with every hold off (``blas_threads = None`` everywhere: the
+bridge's hold switched off at run time) and with OpenBLAS held to one thread around the
+whole call (what a hold on every host call would give): the interpolants that hold it
+since #47 (``RegularGridInterpolator("cubic")`` 40 x 40 at 1e4 queries, ``value_and_grad``
+in the values; a periodic ``CubicSpline`` of 200 knots at 1e4 queries in ``y``;
+``RBFInterpolator``, 300 sites, 2,000 queries, its value and ``value_and_grad`` in the
+sites) and those that leave it (``sqrtm``'s gradient, 50 x 50; ``SylvesterSolve``'s,
+50 x 50; ``solve_continuous_are``'s, 20 x 20; ``LinearSolve``'s, 200 x 200, and its value
+at 1000 x 1000). Medians of
+interleaved rounds; ratios to the first row of each table. Not a test: nothing is asserted.
 
     python benchmarks/blas_threads.py           # 9 rounds
     python benchmarks/blas_threads.py --quick   # 2 rounds: a smoke run
@@ -31,8 +41,20 @@ from _timing import medians
 from solvers import Rosenbrock  # (64-bit mode on)
 from threadpoolctl import threadpool_limits
 
-from jaxbridge.adapters.interpolate import LinearNDInterpolator
-from jaxbridge.adapters.linalg import MatrixLog
+import jaxbridge._blas as blas
+from jaxbridge.adapters.interpolate import (
+    CubicSpline,
+    LinearNDInterpolator,
+    RBFInterpolator,
+    RegularGridInterpolator,
+)
+from jaxbridge.adapters.linalg import (
+    LinearSolve,
+    MatrixLog,
+    SylvesterSolve,
+    solve_continuous_are,
+    sqrtm,
+)
 from jaxbridge.adapters.optimize import Minimize
 
 CORES = os.cpu_count() or 1
@@ -89,6 +111,92 @@ def workloads() -> dict[str, tuple[Callable[[], object], Callable[[], object], i
     }
 
 
+def unheld(run: Callable[[], object]) -> Callable[[], object]:
+    """``run`` with every adapter's hold off (``blas_threads = None`` everywhere)."""
+
+    def call() -> object:
+        hold, release = blas._hold, blas._release
+        blas._hold, blas._release = (lambda threads: None), (lambda: None)
+        try:
+            return jax.block_until_ready(run())
+        finally:
+            blas._hold, blas._release = hold, release
+
+    return call
+
+
+def held(run: Callable[[], object]) -> Callable[[], object]:
+    """``run`` with OpenBLAS held to one thread around the whole call."""
+
+    def call() -> object:
+        blas._hold(1)
+        try:
+            return jax.block_until_ready(run())
+        finally:
+            blas._release()
+
+    return call
+
+
+def audited() -> dict[str, tuple[Callable[[], object], int]]:
+    """The audit's workloads, compiled: (the call, calls per timing)."""
+    rng = np.random.default_rng(2)
+    side, m = 40, 10_000
+    axes = (np.linspace(0.0, 1.0, side), np.linspace(0.0, 2.0, side))
+    values = jnp.asarray(np.sin(3 * axes[0])[:, None] * np.cos(axes[1])[None, :])
+    xi = jnp.asarray(np.stack([rng.uniform(0, 1, m), rng.uniform(0, 2, m)], -1))
+    w = jnp.asarray(rng.normal(size=m))
+    grid = RegularGridInterpolator("cubic")
+    grid_grad = jax.jit(jax.value_and_grad(lambda v: jnp.vdot(w, grid(axes, v, xi))))
+    x = jnp.asarray(np.linspace(0.0, 2 * np.pi, 200))
+    y = jnp.sin(x)
+    xq = jnp.asarray(rng.uniform(0.0, 2 * np.pi, m))
+    periodic = CubicSpline("periodic")
+    spline_grad = jax.jit(jax.value_and_grad(lambda y: jnp.vdot(w, periodic(x, y, xq))))
+    sites = jnp.asarray(rng.uniform(0, 1, (300, 2)))
+    data = jnp.sin(4 * sites[:, 0]) * sites[:, 1]
+    queries = jnp.asarray(rng.uniform(0.1, 0.9, (2000, 2)))
+    rbf = RBFInterpolator()
+    rbf_value = jax.jit(rbf)
+    rbf_grad = jax.jit(jax.value_and_grad(lambda s: rbf(s, data, queries).sum()))
+    a50 = jnp.asarray(np.eye(50) * 3 + rng.normal(size=(50, 50)) / 7)
+    sqrtm_grad = jax.jit(jax.grad(lambda a: (sqrtm(a) ** 2).sum()))
+    b50 = jnp.asarray(np.eye(50) * 2 + rng.normal(size=(50, 50)) / 7)
+    q50 = jnp.asarray(rng.normal(size=(50, 50)))
+    sylvester = SylvesterSolve()
+    sylvester_grad = jax.jit(jax.grad(lambda a, b: (sylvester(a, b, q50) ** 2).sum(), (0, 1)))
+    a20 = jnp.asarray(rng.normal(size=(20, 20)) / 5 - np.eye(20))
+    b20 = jnp.asarray(rng.normal(size=(20, 3)))
+    eye20, eye3 = jnp.eye(20), jnp.eye(3)
+    care_grad = jax.jit(jax.grad(lambda a: solve_continuous_are(a, b20, eye20, eye3).sum()))
+    m200 = jnp.asarray(np.eye(200) * 20 + rng.normal(size=(200, 200)))
+    r200 = jnp.asarray(rng.normal(size=200))
+    solve_grad = jax.jit(jax.grad(lambda m: LinearSolve()(m, r200).sum()))
+    m1000 = jnp.asarray(np.eye(1000) * 40 + rng.normal(size=(1000, 1000)))
+    r1000 = jnp.asarray(rng.normal(size=1000))
+    solve_big = jax.jit(LinearSolve())
+    return {
+        'RegularGridInterpolator("cubic") 40x40, 1e4 queries, v_and_g in values': (
+            lambda: grid_grad(values),
+            1,
+        ),
+        'CubicSpline("periodic"), 200 knots, 1e4 queries, v_and_g in y': (
+            lambda: spline_grad(y),
+            1,
+        ),
+        "RBFInterpolator, 300 sites, 2000 queries, value": (
+            lambda: rbf_value(sites, data, queries),
+            1,
+        ),
+        "RBFInterpolator, the same, v_and_g in the sites": (lambda: rbf_grad(sites), 1),
+        "sqrtm, 50 x 50, grad": (lambda: sqrtm_grad(a50), 3),
+        "SylvesterSolve, 50 x 50, grad in a and b": (lambda: sylvester_grad(a50, b50), 5),
+        "solve_continuous_are, 20 x 20, grad in a": (lambda: care_grad(a20), 5),
+        "LinearSolve, 200 x 200, grad in the matrix": (lambda: solve_grad(m200), 10),
+        "LinearSolve, 1000 x 1000, value": (lambda: solve_big(m1000, r1000), 1),
+    }
+
+
 def table(title: str, times: dict[str, float], base: str) -> None:
     print(f"\n{title}")
     for name, seconds in times.items():
@@ -98,7 +206,9 @@ def table(title: str, times: dict[str, float], base: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 rounds: a smoke run")
-    rounds = 2 if parser.parse_args().quick else 9
+    parser.add_argument("--audit-only", action="store_true", help="the audit's tables alone")
+    options = parser.parse_args()
+    rounds = 2 if options.quick else 9
 
     rng = np.random.default_rng(1)
     b = jnp.asarray(rng.normal(size=200))
@@ -109,6 +219,7 @@ def main() -> None:
 
     with threadpool_limits(CORES, user_api="blas"):  # OpenBLAS's default, whatever the env
         loads = workloads()
+        audit = audited()
         busy = max(1, CORES // 2)
         for label, spinners in (("quiet", 0), (f"beside {busy} busy process(es)", busy)):
             context = multiprocessing.get_context("spawn")
@@ -116,6 +227,19 @@ def main() -> None:
             for process in others:
                 process.start()
             try:
+                for name, (run, inner) in audit.items():
+                    contenders = {
+                        "as shipped": run,
+                        "every hold off": unheld(run),
+                        "one thread around the call": held(run),
+                    }
+                    table(
+                        f"{name}, {label}, OpenBLAS at {CORES} threads",
+                        medians(contenders, rounds, inner),
+                        "as shipped",
+                    )
+                if options.audit_only:
+                    continue
                 for name, (shipped, free, inner) in loads.items():
                     contenders = {"blas_threads = 1 (as shipped)": shipped, "None": free}
                     table(

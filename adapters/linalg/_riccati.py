@@ -39,6 +39,11 @@ class RiccatiSolve(MayFail):
     """
 
     signature = "(n,n),(n,m),(n,n),(m,m)->(n,n)"
+    # SciPy's solver and the Newton refinement after it are a loop of small LAPACK calls
+    # (QZ, Lyapunov solves) that woke OpenBLAS's threads (see Adapter.blas_threads): the
+    # gradient of solve_continuous_are (20 x 20) took 2.2x as long without the hold on a
+    # loaded 2-core machine, 3.4x beside a busy process (benchmarks/blas_threads.py, #47)
+    blas_threads = 1
 
     _routine: ClassVar[Callable[..., np.ndarray]]
     _function: ClassVar[str]
