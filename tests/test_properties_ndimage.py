@@ -5,7 +5,14 @@ knots of the order (no kink within a difference step) and inside the image."""
 import numpy as np
 from _properties import Case, property_tests
 
-from jaxbridge.adapters.ndimage import AffineTransform, MapCoordinates, SplineFilter
+from jaxbridge.adapters.ndimage import (
+    AffineTransform,
+    Correlate1d,
+    MapCoordinates,
+    MedianFilter,
+    SplineFilter,
+    UniformFilter,
+)
 
 
 def _between_knots(raw: np.ndarray) -> np.ndarray:
@@ -47,6 +54,13 @@ class InsideAffineTransform(AffineTransform):
     }
 
 
+class ApartMedianFilter(MedianFilter):
+    """Entries at least 1/2 apart (a slope with small draws on top): no two tie for a
+    median within a difference step, where the selected entry would jump."""
+
+    domains = {"input": lambda raw: 0.1 * raw + np.arange(raw.shape[-1]) ** 1.5}
+
+
 CASES = [
     Case(InsideMapCoordinates(3, "mirror", shape=(2, 3)), sizes={"s": 6, "d": 2}),
     Case(InsideMapCoordinates(1, "nearest", shape=(3,)), sizes={"s": 3, "d": 1}, label="order-1"),
@@ -60,6 +74,13 @@ CASES = [
         sizes={"s": 6, "d": 2, "k": 2},
     ),
     Case(SplineFilter(3, "reflect", shape=(3, 2)), sizes={"s": 6}),
+    Case(Correlate1d(0, "mirror", shape=(3, 2)), sizes={"s": 6}),
+    Case(UniformFilter((2, 3), "wrap", shape=(3, 2)), sizes={"s": 6}),
+    Case(
+        ApartMedianFilter((3, 2), "nearest", shape=(3, 2)),
+        sizes={"s": 6},
+        skipped=frozenset({"linear_transpose"}),
+    ),
 ]
 test_check_adapter_passes, test_every_check_runs_that_should = property_tests(
     CASES, quick={"InsideMapCoordinates"}

@@ -5,10 +5,12 @@ form (an image of any rank) turned into the bridged one (the image flattened).""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 ORDERS = (0, 1, 2, 3, 4, 5)
 
@@ -58,3 +60,12 @@ def flat_size(owner: str, shape: tuple[int, ...], input_shape: tuple[int, ...]) 
             f"{owner}: argument 'input' must have trailing length {math.prod(shape)} (an image "
             f"of shape {shape}, flattened); got shape {input_shape}."
         )
+
+
+def pulled_back(function: Callable[..., jax.Array], args: tuple, g: jax.Array) -> tuple:
+    """The cotangents of ``args`` for ``function``'s cotangent ``g``, each of its argument's
+    shape, whatever the batch axes of ``g`` and of the result: both are broadcast to their
+    common shape (the transpose of a broadcast sums over the axes it added)."""
+    shape = np.broadcast_shapes(jax.eval_shape(function, *args).shape, g.shape)
+    _, pullback = jax.vjp(lambda *a: jnp.broadcast_to(function(*a), shape), *args)
+    return pullback(jnp.broadcast_to(g, shape))

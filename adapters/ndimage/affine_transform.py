@@ -17,7 +17,7 @@ import scipy.ndimage
 import jaxbridge as jb
 
 from .._rules import compiled
-from ._images import check_number, check_order, check_shape, flat_size, image_argument
+from ._images import check_number, check_order, check_shape, flat_size, image_argument, pulled_back
 from ._splines import Mode
 from .map_coordinates import MapCoordinates
 
@@ -137,7 +137,7 @@ class AffineTransform(jb.Adapter):
 
     @compiled
     def pullback(self, res, g):
-        return jax.vjp(self._interpolants, *res[:3])[1](g)
+        return pulled_back(self._interpolants, res[:3], g)
 
     @compiled
     def pushforward(self, res, tangents):

@@ -15,7 +15,7 @@ import scipy.ndimage
 import jaxbridge as jb
 
 from .._rules import compiled
-from ._images import check_number, check_order, check_shape, flat_size, image_argument
+from ._images import check_number, check_order, check_shape, flat_size, image_argument, pulled_back
 from ._splines import PREPAD, Mode, evaluate, prepadded
 from .spline_filter import SplineFilter
 
@@ -155,7 +155,7 @@ class MapCoordinates(jb.Adapter):
     @compiled
     def pullback(self, res, g):
         input, coordinates, _ = res
-        return jax.vjp(self._interpolants, input, coordinates)[1](g)
+        return pulled_back(self._interpolants, (input, coordinates), g)
 
     @compiled
     def pushforward(self, res, tangents):

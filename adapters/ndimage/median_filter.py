@@ -1,0 +1,122 @@
+"""``MedianFilter``: SciPy's ``median_filter`` (the median over a box around each pixel);
+its derivative is the selected entry's, found in JAX among each pixel's window."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.ndimage
+
+import jaxbridge as jb
+
+from .._rules import compiled
+from ._correlate import FilterMode
+from ._images import check_number, check_shape, flat_size, image_argument, pulled_back
+from ._windows import sizes, windows
+
+OWNER = "MedianFilter"
+
+
+class MedianFilter(jb.Adapter):
+    """The median of ``input`` over a box of ``size`` around each pixel, with SciPy on the
+    host: ``MedianFilter(size, mode, cval)(input)`` is ``scipy.ndimage.median_filter(input,
+    size, mode=mode, cval=cval)`` (for an even count SciPy takes the entry of rank
+    ``count // 2``, not a mean).
+
+    SciPy's values bitwise (in ``input``'s floating dtype, float64 for an integer image).
+    Each output is one entry of its window, and its derivative is that entry's: the tangent
+    at a pixel is the tangent of the window entry equal to its median (found in JAX among
+    the window's entries, the image extended by ``mode``), the cotangent goes back to that
+    entry (folded back onto the edge for the extended ones). Every order, both modes; the
+    second derivative is 0. Where a window holds the median value more than once (a tie)
+    the median is not differentiable and the derivative goes to the first such entry; the
+    constant ``cval`` beyond the edges of "constant" has derivative 0.
+
+    Parameters:
+        size: the box's length along every axis, or one per axis (a whole number >= 1).
+        mode: SciPy's filter mode (see ``Correlate1d``).
+        cval: the value beyond the edges for "constant".
+        shape: keyword-only, the image's axis lengths (for the flattened form, which a call
+            with the image sets; ``size`` then has one entry per axis).
+    """
+
+    size: int | tuple[int, ...] = 3
+    mode: FilterMode = "reflect"
+    cval: float = 0.0
+    _: dataclasses.KW_ONLY
+    shape: tuple[int, ...] = ()
+
+    signature = "(s)->(s)"
+
+    def __post_init__(self) -> None:
+        check_number(OWNER, "cval", self.cval)
+        check_shape(OWNER, self.shape)
+        sizes(OWNER, self.size, len(self.size) if isinstance(self.size, tuple) else 1)
+
+    def __call__(self, input: Any) -> Any:
+        if self.shape:
+            return jb.Adapter.__call__(self, input)
+        image = image_argument(OWNER, input)
+        size = sizes(OWNER, self.size, image.ndim)
+        adapter = dataclasses.replace(self, size=size, shape=image.shape)
+        return jb.Adapter.__call__(adapter, image.reshape(-1)).reshape(image.shape)
+
+    def output_specs(self, input):
+        flat_size(OWNER, self.shape, input.shape)
+        sizes(OWNER, self.size, len(self.shape))
+        return jax.ShapeDtypeStruct(input.shape[-1:], jb.result_dtype(input))
+
+    def check(self, input):
+        if not np.isfinite(input).all():  # (a NaN has no rank: the selected entry is lost)
+            raise ValueError("argument 'input' has non-finite entries (NaN or inf).")
+
+    def forward(self, input):
+        image = np.asarray(input).reshape(self.shape)
+        output = image.dtype if np.issubdtype(image.dtype, np.floating) else np.float64
+        values = scipy.ndimage.median_filter(
+            image,
+            self.size,  # type: ignore[arg-type] (SciPy takes one per axis)
+            output=output,
+            mode=self.mode,
+            cval=self.cval,
+        )
+        return values.reshape(-1).astype(jb.result_dtype(input))
+
+    def _selected(self, input: jax.Array, median: jax.Array) -> jax.Array:
+        """The window entries equal to the medians (one image), differentiable in ``input``."""
+        dtype = jb.result_dtype(input)
+        size = sizes(OWNER, self.size, len(self.shape))
+        entries = windows(input.reshape(self.shape).astype(dtype), size, self.mode, self.cval)
+        entries = entries.reshape(entries.shape[0], -1)
+        # the first entry equal to the median (the nearest, should a cast have rounded it)
+        index = jnp.argmin(jnp.abs(jax.lax.stop_gradient(entries) - median.astype(dtype)), 0)
+        return jnp.take_along_axis(entries, index[None], 0)[0]
+
+    def _all_selected(self, input: jax.Array, median: jax.Array) -> jax.Array:
+        return jnp.vectorize(self._selected, signature="(s),(s)->(s)")(input, median)
+
+    @compiled
+    def pullback(self, res, g):
+        input, median = res[:2]
+        median = jax.lax.stop_gradient(median)
+        return pulled_back(lambda x: self._all_selected(x, median), (input,), g)
+
+    @compiled
+    def pushforward(self, res, tangents):
+        shape = jnp.broadcast_shapes(res[0].shape, res[1].shape, tangents[0].shape)
+        input, median, t = (jnp.broadcast_to(x, shape) for x in (*res[:2], tangents[0]))
+        median = jax.lax.stop_gradient(median)
+        return jax.jvp(lambda x: self._all_selected(x, median), (input,), (t,))[1]
+
+
+def median_filter(
+    input: Any, size: int | tuple[int, ...] = 3, mode: str = "reflect", cval: float = 0.0
+) -> Any:
+    """``scipy.ndimage.median_filter(input, size, mode=mode, cval=cval)`` as
+    ``MedianFilter(size, mode, cval)(input)``."""
+    size = tuple(size) if isinstance(size, list) else size
+    return MedianFilter(size, mode, cval)(input)  # type: ignore[arg-type]

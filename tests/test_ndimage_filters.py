@@ -1,0 +1,171 @@
+"""The filters: ``Correlate1d``, ``gaussian_filter1d``/``gaussian_filter``, ``UniformFilter``,
+``MedianFilter``. SciPy's values bitwise in every mode; derivatives in the image, the
+weights and ``sigma`` against central differences of SciPy's own filters and closed forms
+(the transpose by ``<F x, y> = <x, Fᵀ y>`` with SciPy's ``F``, the median's derivative
+the selected entry's); transformations; bad input named."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+
+from jaxbridge.adapters.ndimage import (
+    MedianFilter,
+    UniformFilter,
+    correlate1d,
+    gaussian_filter,
+    gaussian_filter1d,
+    median_filter,
+    uniform_filter,
+)
+
+MODES = ["reflect", "constant", "nearest", "mirror", "wrap", "grid-mirror", "grid-wrap"]
+MODES += ["grid-constant"]
+RNG = np.random.default_rng(3)
+IMAGE = RNG.normal(size=(6, 7))
+WEIGHTS = np.cos(np.arange(IMAGE.size)).reshape(IMAGE.shape)  # the loss Σ w · output
+
+
+def central(fun, x, h=1e-6):
+    """d Σ w fun(x) / d x by central differences (fun: SciPy's)."""
+    x = np.asarray(x, np.float64)
+    gradient = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = h
+        gradient[i] = np.sum(WEIGHTS * (fun(x + step) - fun(x - step))) / (2 * h)
+    return gradient
+
+
+def loss(values):
+    return jnp.sum(jnp.asarray(WEIGHTS) * values)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_values_are_scipys_bitwise(mode):
+    kernel = np.array([0.2, -0.5, 1.0, 0.4])
+    with jax.enable_x64(True):
+        got = [
+            correlate1d(IMAGE, kernel, 0, mode, 0.3, origin=1),
+            gaussian_filter1d(IMAGE, 1.3, 1, 2, mode, 0.3),
+            gaussian_filter(IMAGE, (0.8, 1.6), 0, mode, 0.3),
+            uniform_filter(IMAGE, (2, 5), mode, 0.3),
+            median_filter(IMAGE, (3, 4), mode, 0.3),
+        ]
+    expected = [
+        ndi.correlate1d(IMAGE, kernel, 0, mode=mode, cval=0.3, origin=1),
+        ndi.gaussian_filter1d(IMAGE, 1.3, 1, 2, mode=mode, cval=0.3),
+        ndi.gaussian_filter(IMAGE, (0.8, 1.6), 0, mode=mode, cval=0.3),
+        ndi.uniform_filter(IMAGE, (2, 5), mode=mode, cval=0.3),
+        ndi.median_filter(IMAGE, (3, 4), mode=mode, cval=0.3),
+    ]
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_float32_images_filter_as_scipys():
+    # (64-bit mode on: the Gaussian's weights travel in float64, as SciPy's; with it off they
+    # are float32 arrays in JAX, and the values SciPy's to float32 rounding)
+    image = IMAGE.astype(np.float32)
+    with jax.enable_x64(True):
+        got = [gaussian_filter(image, 1.1), uniform_filter(image, 3), median_filter(image, 2)]
+    expected = [ndi.gaussian_filter(image, 1.1), ndi.uniform_filter(image, 3)]
+    expected += [ndi.median_filter(image, 2)]
+    for g, e in zip(got, expected):
+        assert g.dtype == jnp.float32
+        np.testing.assert_array_equal(g, e)
+
+
+def test_gradients_match_central_differences_of_scipy():
+    kernel = np.array([0.2, -0.5, 1.0])
+    with jax.enable_x64(True):
+        g_image, g_kernel = jax.grad(
+            lambda x, k: loss(correlate1d(x, k, 1, "mirror", 0.0)), (0, 1)
+        )(IMAGE, kernel)
+        g_sigma = jax.grad(lambda s: loss(gaussian_filter(IMAGE, s, radius=4)))(
+            jnp.array([1.3, 0.7])
+        )
+        g_uniform = jax.grad(lambda x: loss(uniform_filter(x, (3, 2), "constant", 0.5)))(IMAGE)
+        g_median = jax.grad(lambda x: loss(median_filter(x, 3, "nearest")))(IMAGE)
+    rtol, atol = 1e-6, 1e-7
+    np.testing.assert_allclose(
+        g_image, central(lambda x: ndi.correlate1d(x, kernel, 1, mode="mirror"), IMAGE), rtol, atol
+    )
+    expected = central(lambda k: ndi.correlate1d(IMAGE, k, 1, mode="mirror"), kernel)
+    np.testing.assert_allclose(g_kernel, expected, rtol, atol)
+    expected = central(lambda s: ndi.gaussian_filter(IMAGE, s, radius=4), [1.3, 0.7])
+    np.testing.assert_allclose(g_sigma, expected, rtol, atol)
+    expected = central(lambda x: ndi.uniform_filter(x, (3, 2), mode="constant", cval=0.5), IMAGE)
+    np.testing.assert_allclose(g_uniform, expected, rtol, atol)
+    expected = central(lambda x: ndi.median_filter(x, 3, mode="nearest"), IMAGE)
+    np.testing.assert_allclose(g_median, expected, rtol, atol)
+
+
+def test_the_median_differentiates_as_the_selected_entry():
+    # each output is one input entry: its tangent is that entry's tangent, found by value
+    image = RNG.permutation(np.arange(42.0)).reshape(6, 7)  # distinct values: no ties
+    tangent = RNG.normal(size=image.shape)
+    with jax.enable_x64(True):
+        values, pushed = jax.jvp(MedianFilter(3, "wrap"), (image,), (tangent,))
+        hessian = jax.hessian(lambda x: loss(median_filter(x, 3, "wrap")))(image)
+    source = {v: t for v, t in zip(image.ravel(), tangent.ravel())}
+    np.testing.assert_array_equal(pushed, [[source[v] for v in row] for row in np.asarray(values)])
+    assert not np.any(np.asarray(hessian))
+
+
+def test_the_transposes_are_scipys_adjoints():
+    y = RNG.normal(size=IMAGE.shape)
+    x = RNG.normal(size=IMAGE.shape)
+    with jax.enable_x64(True):
+        (gauss,) = jax.linear_transpose(lambda z: gaussian_filter(z, 1.2, mode="mirror"), IMAGE)(y)
+        (box,) = jax.linear_transpose(UniformFilter((4, 3), "wrap"), IMAGE)(y)
+    np.testing.assert_allclose(
+        np.sum(x * np.asarray(gauss)),
+        np.sum(ndi.gaussian_filter(x, 1.2, mode="mirror") * y),
+        rtol=1e-13,
+    )
+    np.testing.assert_allclose(
+        np.sum(x * np.asarray(box)),
+        np.sum(ndi.uniform_filter(x, (4, 3), mode="wrap") * y),
+        rtol=1e-13,
+    )
+
+
+@pytest.mark.slow
+def test_jit_vmap_and_the_second_derivative_in_sigma():
+    images = np.stack([IMAGE, IMAGE**2, -IMAGE])
+    blur = jax.jit(jax.vmap(lambda x, s: gaussian_filter1d(x, s, 0, radius=5), (0, None)))
+    with jax.enable_x64(True):
+        batched = blur(images, 1.4)
+        curvature = jax.hessian(lambda s: loss(gaussian_filter1d(IMAGE, s, 0, radius=5)))(1.4)
+    for k in range(3):
+        np.testing.assert_allclose(
+            batched[k], ndi.gaussian_filter1d(images[k], 1.4, 0, radius=5), rtol=1e-14, atol=1e-15
+        )
+    h = 1e-4
+    second = (
+        np.sum(WEIGHTS * ndi.gaussian_filter1d(IMAGE, 1.4 + h, 0, radius=5))
+        - 2 * np.sum(WEIGHTS * ndi.gaussian_filter1d(IMAGE, 1.4, 0, radius=5))
+        + np.sum(WEIGHTS * ndi.gaussian_filter1d(IMAGE, 1.4 - h, 0, radius=5))
+    ) / h**2
+    np.testing.assert_allclose(curvature, second, rtol=1e-5)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="gaussian_filter1d: argument 'sigma' is traced"):
+        jax.grad(lambda s: jnp.sum(gaussian_filter1d(IMAGE, s)))(1.0)
+    with pytest.raises(ValueError, match="gaussian_filter1d: argument 'sigma' must be positive"):
+        gaussian_filter1d(IMAGE, -1.0)
+    with pytest.raises(ValueError, match="UniformFilter: parameter 'size' must be a whole"):
+        uniform_filter(IMAGE, (3, 0))
+    with pytest.raises(ValueError, match="MedianFilter: parameter 'size' must be a whole"):
+        median_filter(IMAGE, (3, 3, 3))
+    with pytest.raises(ValueError, match="argument 'input' has non-finite entries"):
+        median_filter(np.where(IMAGE > 1, np.nan, IMAGE))
+    with pytest.raises(ValueError, match="Correlate1d: argument 'weights' must be a non-empty"):
+        correlate1d(IMAGE, np.ones((2, 2)))
+    with pytest.raises(ValueError, match="Correlate1d: parameter 'axis' is 2"):
+        correlate1d(IMAGE, np.ones(3), axis=2)
+    with pytest.raises(ValueError, match="Correlate1d: parameter 'mode'"):
+        correlate1d(IMAGE, np.ones(3), mode="edge")
