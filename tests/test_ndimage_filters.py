@@ -102,6 +102,7 @@ def test_gradients_match_central_differences_of_scipy():
     np.testing.assert_allclose(g_median, expected, rtol, atol)
 
 
+@pytest.mark.slow
 def test_the_median_differentiates_as_the_selected_entry():
     # each output is one input entry: its tangent is that entry's tangent, found by value
     image = RNG.permutation(np.arange(42.0)).reshape(6, 7)  # distinct values: no ties

@@ -83,5 +83,5 @@ CASES = [
     ),
 ]
 test_check_adapter_passes, test_every_check_runs_that_should = property_tests(
-    CASES, quick={"InsideMapCoordinates"}
+    CASES, quick={"SplineFilter"}
 )
