@@ -45,4 +45,8 @@ _catalogue_adapters = (
     "`LeastSquares`, `Linprog`, `Milp`, `Nnls`, `LsqLinear`, `LinearSumAssignment`, "
     "`IsotonicRegression`"
 )
-_catalogue_derivatives = "first order (implicit function theorem, KKT, a linear program's vertex)"
+_catalogue_derivatives = (
+    "second order through the nonlinear solvers (implicit function theorem, KKT); first "
+    "for `Linprog`, `Nnls`, `LsqLinear`; every order for `Milp`'s value in `c`, "
+    "`IsotonicRegression` and the assignment's cost"
+)
