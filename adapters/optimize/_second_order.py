@@ -28,7 +28,7 @@ JAX in ``rules_in_jax``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -40,9 +40,6 @@ from .._failure import OptimizeError
 from ._differences import RoughDifferences
 
 failure = OptimizeError.because
-
-if TYPE_CHECKING:
-    from ._implicit import ImplicitSolver
 
 
 class SecondOrder(Protocol):
@@ -58,11 +55,24 @@ class SecondOrder(Protocol):
         ...
 
 
+class Solver(Protocol):
+    """What the rules ask of the solver they serve (``ImplicitSolver``, which imports this
+    module: named here by what it does, not by import)."""
+
+    def _second_order(
+        self, q: np.ndarray, z: np.ndarray, flags: np.ndarray, n: int
+    ) -> SecondOrder: ...
+
+    def _users(self) -> tuple[jb.Adapter, ...]: ...
+
+    nan_on_failure: Callable[..., Any]  # MayFail's
+
+
 class _Rules:
     """What one element's rules share: solves with the saved ``J_z`` and ``J_q`` (``M``
     and its transpose), and the second derivatives, asked for once they are needed."""
 
-    def __init__(self, solver: ImplicitSolver, q, x, jz, jq, state):
+    def __init__(self, solver: Solver, q, x, jz, jq, state):
         self.solver = solver
         self.q, self.x, self.n = np.asarray(q, np.float64), np.asarray(x, np.float64), x.shape[-1]
         self.jz, self.jq = np.asarray(jz, np.float64), np.asarray(jq, np.float64)
@@ -136,7 +146,7 @@ class ImplicitAdjoint(jb.Adapter):
     ``x̄₀ = 0`` (NaN, both, for a failed solve); the residuals ``J_z, J_q`` and the state
     after them are the solver's."""
 
-    solver: Any
+    solver: Solver
     signature = "(q),(n),(n),(k,k),(k,q),(s)->(n),(q)"
     blas_threads = 1
 
@@ -184,7 +194,7 @@ class ImplicitTangent(jb.Adapter):
     """The solver's forward-mode rule: ``(q, x, q̇) -> ẋ = (M q̇)ₓ`` (NaN for a failed
     solve)."""
 
-    solver: Any
+    solver: Solver
     signature = "(q),(n),(q),(k,k),(k,q),(s)->(n)"
     blas_threads = 1
 
@@ -227,7 +237,7 @@ class ImplicitTangent(jb.Adapter):
         return gq, None, ddq, None, None, None
 
 
-def rules_in_jax(solver: ImplicitSolver):
+def rules_in_jax(solver: Solver):
     """The solver's ``pullback`` and ``pushforward``: its parameters joined into ``q``, then
     the helpers above."""
 

@@ -99,7 +99,8 @@ class LsqLinear(MayFail):
             require_finite("argument 'A'", A, OptimizeError.because)
             require_finite("argument 'b'", b, OptimizeError.because)
             result = scipy.optimize.lsq_linear(
-                *(np.asarray(v, np.float64) for v in (A, b)),  # (trf refuses float32)
+                np.asarray(A, np.float64),  # (trf refuses float32)
+                np.asarray(b, np.float64),
                 tuple(np.asarray(v, np.float64) for v in (lb, ub)),
                 method=self.method,
                 tol=self.tol,
