@@ -104,6 +104,13 @@ EXAMPLES = {
         "Success: the three lowest frequencies of the tuned chain are within 0.1% of their "
         "targets (checked with dense numpy.linalg.eigvalsh).",
     ),
+    "metric_learning.py": (
+        ["--fast"],
+        "Metric learning:",
+        "Success: the learned weights put over 90% of their mass on the two coordinates that "
+        "matter, and the held-out error (SciPy's cdist) is under a quarter of the best equal "
+        "weights'.",
+    ),
     "bilevel_penalties.py": (
         [],  # fast already
         "Bilevel fit:",
@@ -130,6 +137,7 @@ SLOW = {
     "matching_registration.py",
     "image_registration.py",
     "bilevel_penalties.py",
+    "metric_learning.py",
 }
 
 
