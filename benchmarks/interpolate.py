@@ -28,6 +28,7 @@ value in some rounds and 118x in others before the adapter held OpenBLAS to one 
 
     python benchmarks/interpolate.py           # n = 1,000, m = 100,000: about a minute
     python benchmarks/interpolate.py --quick   # n = 50, m = 1,000: a smoke run of seconds
+    python benchmarks/interpolate.py --fresh-only  # the rows with new data every call alone
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, help="knots (default 1,000)")
     parser.add_argument("--m", type=int, help="query points (default 100,000)")
     parser.add_argument("--rounds", type=int, help="timed rounds (default 21, 3 with --quick)")
+    parser.add_argument(
+        "--fresh-only",
+        action="store_true",
+        help="only the rows with new data every call (splines of 100 knots, the 40 x 40 grid)",
+    )
     parser.add_argument("--grid-under-load", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.grid_under_load:  # the child process of grid_with_default_blas
@@ -75,6 +81,9 @@ def main() -> None:
     n = options.n or (50 if options.quick else 1000)
     m = options.m or (1000 if options.quick else 100_000)
     rounds = options.rounds or (3 if options.quick else 21)
+    if options.fresh_only:
+        fresh_data(options.quick, rounds)
+        return
 
     rng = np.random.default_rng(0)
     x_host = np.sort(rng.uniform(0.0, 10.0, n))

@@ -17,6 +17,7 @@ from jaxbridge.adapters.interpolate import (
     CubicSpline,
     InterpSpline,
     PchipInterpolator,
+    _one_d,
     make_interp_spline,
 )
 from jaxbridge.adapters.interpolate._linear import bspline_transpose
@@ -314,7 +315,8 @@ def test_bad_parameters(make, message):
 )
 def test_many_queries_are_evaluated_in_order(adapter):
     """From 1,024 queries on, the host evaluates at the sorted queries (faster in SciPy) and
-    puts the results back: values still SciPy's exactly, the cotangent the same sum."""
+    puts the results back (B-splines from 32 (k + 1) sites on: the next test): values still
+    SciPy's exactly, the cotangent the same sum."""
     xq = RNG.uniform(-1.0, 11.0, 3000)
     w = RNG.normal(size=3000)
     np.testing.assert_array_equal(jax.jit(adapter)(X, Y, xq), scipy_object(adapter, X, Y)(xq))
@@ -328,8 +330,24 @@ def test_many_queries_are_evaluated_in_order(adapter):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
 
 
-# 3,000 queries: the host sorts them (from 1,024), keeps the order and the built interpolant
-# for the calls of one gradient, and the transposes take their sorted paths
+@pytest.mark.parametrize("k, n, sorted_", [(3, 127, False), (3, 128, True), (1, 64, True)])
+def test_bsplines_sort_the_queries_from_enough_sites(k, n, sorted_, monkeypatch):
+    """B-splines evaluate 1,024 queries and more sorted from 32 (k + 1) sites on, in their
+    own order below (where sorting costs more than it saves): SciPy's values exactly."""
+    sorts = []
+    monkeypatch.setattr(_one_d, "sort_order", lambda q: sorts.append(q) or np.argsort(q))
+    rng = np.random.default_rng(n)
+    x = np.sort(rng.uniform(0.0, 10.0, n))
+    y = np.sin(x)
+    xq = rng.uniform(-1.0, 11.0, 3000)
+    got = jax.jit(InterpSpline(k=k))(x, y, xq)
+    np.testing.assert_array_equal(got, si.make_interp_spline(x, y, k)(xq))
+    assert bool(sorts) == sorted_
+
+
+# 3,000 queries: the host sorts them (from 1,024; B-splines of these 11 sites do not), keeps
+# the order and the built interpolant for the calls of one gradient, and the transposes take
+# their sorted paths
 XQ_MANY = np.concatenate([RNG.uniform(-1.0, 11.0, 2990), X[1:]])
 W_MANY = RNG.normal(size=XQ_MANY.shape[0])
 

@@ -5,6 +5,7 @@ its tangent in the sites (degrees 1 and 3) the moved pieces of ``_sites``."""
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 import scipy.interpolate
 
 from ._hermite import hermite_form_moved
@@ -14,6 +15,13 @@ from ._sites import interval_terms, within
 from ._spline_slopes import spline_slopes
 
 BC_TYPES = (None, "not-a-knot", "natural", "clamped", "periodic")
+
+_SORTED_FROM = 32
+"""Sites per degree + 1 from which the queries are evaluated sorted. SciPy's B-spline finds
+each query's knot interval by walking from the last query's, about n/3 steps apart on
+unsorted queries; sorting costs more than that saves below about 32 (k + 1) sites (measured
+for k = 1, 3, 5 at 10,000 and 100,000 queries: sorted / unsorted 0.95-1.13 at k = 3 and
+n = 128; 1.18-1.37 at n = 64, 0.70-0.83 at n = 256)."""
 
 
 class InterpSpline(LinearSpline):
@@ -91,6 +99,11 @@ class InterpSpline(LinearSpline):
 
     def interpolant(self, x, y):
         return scipy.interpolate.make_interp_spline(x, y, self.k, bc_type=self.bc_type)
+
+    def evaluate(self, x, y, xq):
+        if x.shape[-1] < _SORTED_FROM * (self.k + 1):
+            return np.asarray(self.built(x, y)(xq, self.nu, self.extrapolate))
+        return super().evaluate(x, y, xq)
 
     def transpose(self, x, g, xq):
         if not self.periodic():
