@@ -3,9 +3,11 @@
 An ``ImplicitSolver``'s ``pullback`` and ``pushforward`` (written in JAX) hand the work to
 two helper adapters, ``ImplicitAdjoint`` and ``ImplicitTangent``, whose host ``forward`` is
 the first-order rule (what the solver's host ``backward`` and ``jvp`` were: one solve with
-the saved ``J_z``) and whose host ``jvp`` and ``backward`` are the second order, so that
-``jax.hessian``, ``jvp`` of ``grad``, ``grad`` of ``grad`` and ``jacfwd`` of ``jacfwd``
-all work. With ``M(q) = -J_z⁻¹ J_q`` the solution's derivative (``z`` the unknowns, ``q``
+the saved ``J_z``) and whose ``pushforward`` and ``pullback`` are bridged calls of the
+second order, so that ``jax.hessian``, ``jvp`` of ``grad``, ``grad`` of ``grad`` and
+``jacfwd`` of ``jacfwd`` all work. Those last calls refuse to be differentiated again,
+naming the solver (a third derivative would need the optimality system's third
+derivatives). With ``M(q) = -J_z⁻¹ J_q`` the solution's derivative (``z`` the unknowns, ``q``
 the parameters), the adjoint is ``Mᵀ g`` and the tangent ``M q̇``; moving ``q`` along ``e``
 moves them through ``M``, whose derivative needs the optimality system's second
 derivatives ``F''`` along two directions ``(ż, q̇)``:
@@ -141,10 +143,15 @@ def _nan(shape) -> np.ndarray:
     return np.full(shape, np.nan)
 
 
+def _filled(value, like):
+    return jnp.zeros(like.shape, jb.result_dtype(like)) if value is None else value
+
+
 class ImplicitAdjoint(jb.Adapter):
     """The solver's reverse-mode rule: ``(q, x, g) -> (x̄₀, q̄)`` with ``q̄ = Mᵀ g`` and
     ``x̄₀ = 0`` (NaN, both, for a failed solve); the residuals ``J_z, J_q`` and the state
-    after them are the solver's."""
+    after them are the solver's. Its rules are the second order (``_AdjointJvp``,
+    ``_AdjointBackward``)."""
 
     solver: Solver
     signature = "(q),(n),(n),(k,k),(k,q),(s)->(n),(q)"
@@ -156,43 +163,23 @@ class ImplicitAdjoint(jb.Adapter):
             return _nan(x.shape), _nan(q.shape)
         return np.zeros(x.shape), -(rules.jq.T @ rules.adjoint(rules.padded(g)))
 
-    def jvp(self, res, tangents):
-        q, x, g, jz, jq, state = res[:6]
-        dq, _, dg = tangents[:3]
-        rules = _Rules(self.solver, q, x, jz, jq, state)
-        if not rules.ok:
-            return _nan(x.shape), _nan(q.shape)
-        out = np.zeros(q.shape)
-        if dg is not None:
-            out -= rules.jq.T @ rules.adjoint(rules.padded(dg))
-        lam = rules.adjoint(rules.padded(g))
-        if dq is not None and np.any(dq[~rules.fixed] != 0) and np.any(lam != 0):
-            try:
-                out += rules.moved_adjoint(lam, rules.direction(dq))
-            except OptimizeError as error:
-                return self.solver.nan_on_failure(error, x.shape, q.shape)
-        return None, out
+    def pushforward(self, res, tangents):
+        q, _, g = res[:3]
+        dq, dg = _filled(tangents[0], q), _filled(tangents[2], g)
+        # (x̄₀ is 0, or NaN for a failed solve: its tangent is too)
+        return 0 * res[6], _AdjointJvp(self.solver)(*res[:6], dq, dg)
 
-    def backward(self, res, cts):
-        q, x, g, jz, jq, state = res[:6]
-        _, w = cts
-        rules = _Rules(self.solver, q, x, jz, jq, state)
-        if not rules.ok:
-            return _nan(q.shape), None, _nan(x.shape), None, None, None
-        d = rules.direction(w)
-        # q̄ = Mᵀ g is linear in g: g's cotangent is M w; through M, Ṁ[e]ᵀ g · w is
-        # -(Mᵀ D_z + D_q) · e with D along (M w, w), by the symmetry of F''
-        lam = rules.adjoint(rules.padded(g))
-        try:
-            gq = rules.moved_adjoint(lam, d) if np.any(d != 0) and np.any(lam != 0) else None
-        except OptimizeError as error:
-            gq, d = self.solver.nan_on_failure(error, q.shape, d.shape)
-        return gq, None, d[: rules.n], None, None, None
+    def pullback(self, res, cts):
+        w = cts[1]  # (x̄₀ is 0 whatever the inputs: its cotangent moves nothing)
+        if w is None:
+            return (None,) * 6
+        gq, gg = _AdjointBackward(self.solver)(*res[:6], w)
+        return gq, None, gg, None, None, None
 
 
 class ImplicitTangent(jb.Adapter):
     """The solver's forward-mode rule: ``(q, x, q̇) -> ẋ = (M q̇)ₓ`` (NaN for a failed
-    solve)."""
+    solve). Its rules are the second order (``_TangentJvp``, ``_TangentBackward``)."""
 
     solver: Solver
     signature = "(q),(n),(q),(k,k),(k,q),(s)->(n)"
@@ -204,16 +191,95 @@ class ImplicitTangent(jb.Adapter):
             return _nan(x.shape)
         return rules.tangent(np.asarray(dq, np.float64))[: rules.n]
 
-    def jvp(self, res, tangents):
-        q, x, dq, jz, jq, state = res[:6]
-        de, _, ddq = tangents[:3]
+    def pushforward(self, res, tangents):
+        q, _, dq = res[:3]
+        de, ddq = _filled(tangents[0], q), _filled(tangents[2], dq)
+        return _TangentJvp(self.solver)(*res[:6], de, ddq)
+
+    def pullback(self, res, ct):
+        gq, gdq = _TangentBackward(self.solver)(*res[:6], ct)
+        return gq, None, gdq, None, None, None
+
+
+class _SecondOrderRule(jb.Adapter):
+    """A second-order rule of the solver's: its host ``forward`` is the rule, and it is
+    not differentiated again (that would take the optimality system's third derivatives)."""
+
+    solver: Solver
+    blas_threads = 1
+
+    def pushforward(self, res, tangents):
+        raise TypeError(_third_order(self.solver))
+
+    def pullback(self, res, g):
+        raise TypeError(_third_order(self.solver))
+
+
+def _third_order(solver: Solver) -> str:
+    owner = type(solver).__name__
+    return (
+        f"{owner} differentiates to second order at most; a third derivative (jacfwd or "
+        f"grad of jax.hessian, of a Hessian-vector product, ...) would need the optimality "
+        f"system's third derivatives, which {owner} does not take. Second derivatives of "
+        "every composition are supported: jax.hessian, jacfwd/jacrev of grad, jacfwd of "
+        "jacfwd, jacrev of jacrev and Hessian-vector products (jax.jvp of jax.grad)."
+    )
+
+
+class _AdjointJvp(_SecondOrderRule):
+    """``ImplicitAdjoint``'s ``q̄`` moved along ``(q̇, ġ)``: ``Mᵀ ġ + Ṁ[q̇]ᵀ g``."""
+
+    signature = "(q),(n),(n),(k,k),(k,q),(s),(q),(n)->(q)"
+
+    def forward(self, q, x, g, jz, jq, state, dq, dg):
+        rules = _Rules(self.solver, q, x, jz, jq, state)
+        if not rules.ok:
+            return _nan(q.shape)
+        out = np.zeros(q.shape)
+        if np.any(dg != 0):
+            out -= rules.jq.T @ rules.adjoint(rules.padded(dg))
+        lam = rules.adjoint(rules.padded(g))
+        if np.any(dq[~rules.fixed] != 0) and np.any(lam != 0):
+            try:
+                out += rules.moved_adjoint(lam, rules.direction(dq))
+            except OptimizeError as error:
+                return self.solver.nan_on_failure(error, q.shape)
+        return out
+
+
+class _AdjointBackward(_SecondOrderRule):
+    """``ImplicitAdjoint``'s pullback of ``w`` (the cotangent of ``q̄``): ``(q, g)``'s."""
+
+    signature = "(q),(n),(n),(k,k),(k,q),(s),(q)->(q),(n)"
+
+    def forward(self, q, x, g, jz, jq, state, w):
+        rules = _Rules(self.solver, q, x, jz, jq, state)
+        if not rules.ok:
+            return _nan(q.shape), _nan(x.shape)
+        d = rules.direction(w)
+        # q̄ = Mᵀ g is linear in g: g's cotangent is M w; through M, Ṁ[e]ᵀ g · w is
+        # -(Mᵀ D_z + D_q) · e with D along (M w, w), by the symmetry of F''
+        lam = rules.adjoint(rules.padded(g))
+        try:
+            gq = rules.moved_adjoint(lam, d) if np.any(d != 0) and np.any(lam != 0) else None
+        except OptimizeError as error:
+            return self.solver.nan_on_failure(error, q.shape, x.shape)
+        return np.zeros(q.shape) if gq is None else gq, d[: rules.n]
+
+
+class _TangentJvp(_SecondOrderRule):
+    """``ImplicitTangent``'s ``ẋ`` moved along ``(e, q̈)``: ``M q̈ + Ṁ[e] q̇``."""
+
+    signature = "(q),(n),(q),(k,k),(k,q),(s),(q),(q)->(n)"
+
+    def forward(self, q, x, dq, jz, jq, state, de, ddq):
         rules = _Rules(self.solver, q, x, jz, jq, state)
         if not rules.ok:
             return _nan(x.shape)
         out = np.zeros(x.shape)
-        if ddq is not None:
+        if np.any(ddq != 0):
             out += rules.tangent(ddq)[: rules.n]
-        if de is not None and np.any(de[~rules.fixed] != 0) and rules.n:
+        if np.any(de[~rules.fixed] != 0) and rules.n:
             d = rules.direction(np.asarray(dq, np.float64))
             if np.any(d != 0):
                 try:
@@ -222,19 +288,24 @@ class ImplicitTangent(jb.Adapter):
                     return self.solver.nan_on_failure(error, x.shape)
         return out
 
-    def backward(self, res, ct):
-        q, x, dq, jz, jq, state = res[:6]
+
+class _TangentBackward(_SecondOrderRule):
+    """``ImplicitTangent``'s pullback of ``ct`` (the cotangent of ``ẋ``): ``(q, q̇)``'s."""
+
+    signature = "(q),(n),(q),(k,k),(k,q),(s),(n)->(q),(q)"
+
+    def forward(self, q, x, dq, jz, jq, state, ct):
         rules = _Rules(self.solver, q, x, jz, jq, state)
         if not rules.ok:
-            return _nan(q.shape), None, _nan(q.shape), None, None, None
+            return _nan(q.shape), _nan(q.shape)
         lam = rules.adjoint(rules.padded(ct))
         ddq = np.where(rules.fixed, 0.0, -(rules.jq.T @ lam))
         d = rules.direction(np.asarray(dq, np.float64))
         try:
             gq = rules.moved_adjoint(lam, d) if np.any(d != 0) and np.any(lam != 0) else None
         except OptimizeError as error:
-            gq, ddq = self.solver.nan_on_failure(error, q.shape, q.shape)
-        return gq, None, ddq, None, None, None
+            return self.solver.nan_on_failure(error, q.shape, q.shape)
+        return np.zeros(q.shape) if gq is None else gq, ddq
 
 
 def rules_in_jax(solver: Solver):
