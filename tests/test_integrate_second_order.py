@@ -241,6 +241,12 @@ def test_quad_second_derivatives_match_the_closed_form(integrand):
     loss = flat(quad)
     assert relative(jax.jit(jax.hessian(loss))(x), want) < 1e-8
     assert relative(jax.jit(jax.jacrev(jax.jacrev(loss)))(x), want) < 1e-8
+    # forward over forward and reverse over forward (the forward mode a bridged call)
+    assert relative(jax.jit(jax.jacfwd(jax.jacfwd(loss)))(x), want) < 1e-8
+    reverse_over_forward = jax.jacrev(jax.jacfwd(loss))
+    if isinstance(integrand, ExpHooked):  # (eager in the slow case: seconds of dispatch)
+        reverse_over_forward = jax.jit(reverse_over_forward)
+    assert relative(reverse_over_forward(x), want) < 1e-8
     v = jnp.array([1.0, -2.0, 0.5, 0.3])
     hvp = jax.jit(lambda x: jax.jvp(jax.grad(loss), (x,), (v,))[1])(x)
     assert relative(hvp, want @ v) < 1e-8
@@ -286,10 +292,42 @@ def test_a_third_derivative_is_refused_naming_the_adapter():
     third = "OdeSolve differentiates to second order|runs on the host, so it cannot be"
     with pytest.raises(TypeError, match=third):
         jax.jacrev(jax.jacrev(jax.grad(loss)))(THETA)
+
+
+QUAD_X = np.array([0.7, 1.3, -0.4, 1.1])  # (theta, a, b; float64 under x64)
+
+
+def test_a_third_derivative_of_quad_is_refused_by_name():
     quad = Quad(ExpHooked())
-    third = "Quad differentiates to second order|runs on the host, so it cannot be"
-    with pytest.raises(Exception, match=third):
-        jax.jacrev(jax.jacrev(jax.grad(lambda t: quad(t, 0.0, 1.0))))(QUAD_ARGS[0])
+    third = jax.jit(jax.jacfwd(jax.hessian(lambda x: quad(x[:2], x[2], x[3]))))
+    with pytest.raises(TypeError, match="^Quad differentiates to second order at most"):
+        third(QUAD_X)  # (traced: refused before anything runs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("integrand", [Exp(), ExpHooked()], ids=["differences", "hook"])
+def test_every_way_into_a_third_derivative_of_quad_is_refused_by_name(integrand):
+    quad = Quad(integrand)
+
+    def loss(x):
+        return quad(x[:2], x[2], x[3])
+
+    v = jnp.array([1.0, -2.0, 0.5, 0.3])
+    thirds = [
+        jax.jacfwd(jax.hessian(loss)),
+        jax.jacrev(jax.hessian(loss)),
+        jax.jacrev(jax.jacrev(jax.grad(loss))),
+        jax.jacfwd(jax.jacfwd(jax.jacfwd(loss))),
+        jax.jacrev(jax.jacfwd(jax.jacfwd(loss))),
+        jax.grad(lambda x: jax.jvp(jax.grad(loss), (x,), (v,))[1][0]),
+    ]
+    for third in thirds:
+        for run in (third, jax.jit(third)):
+            with pytest.raises(TypeError, match="^Quad differentiates to second order at most"):
+                run(QUAD_X)
+    in_b = jax.jacfwd(jax.hessian(lambda b: quad(QUAD_X[:2], QUAD_X[2], b)))  # (f_x's)
+    with pytest.raises(TypeError, match="^Quad differentiates to second order at most"):
+        in_b(QUAD_X[3])
 
 
 class WrongHook(Linear):

@@ -13,8 +13,10 @@ each finite limit) and ``∫ f_θθ w`` from ``QuadCurvature``:
 - the pullback of ``(w, α, β)``: ``∫ f_θθ w - α f_θ(a) + β f_θ(b)`` for ``θ``,
   ``-f_θ(a)·w - α f_x(a)`` for ``a``, ``f_θ(b)·w + β f_x(b)`` for ``b``;
 
-an infinite limit contributing nothing. ``QuadCurvature`` has host rules of no order:
-``Quad`` differentiates to second order.
+an infinite limit contributing nothing. ``Quad``'s forward mode is this call with ``g = 1``,
+so that ``jacfwd`` of ``jacfwd`` and ``jacrev`` of ``jacfwd`` are these rules too.
+``QuadCurvature`` refuses to be differentiated, naming ``Quad``: it differentiates to second
+order.
 """
 
 from __future__ import annotations
@@ -63,7 +65,12 @@ class QuadGradient(jb.Adapter):
         return kept_on(self, "_QuadCurvature", lambda: QuadCurvature(self.quad))(theta, a, b, w)
 
     def _endpoints(self, theta, a, b):
-        """``(f_x, f_θ)`` at ``a`` and at ``b``, zero at an infinite limit."""
+        """``(f_x, f_θ)`` at ``a`` and at ``b``, zero at an infinite limit; differentiating
+        them (a third derivative of ``Quad``) is refused by name, where the integrand's own
+        rules would otherwise be the first to say so."""
+        return _refused_when_differentiated(self._integrand_at_limits)(theta, a, b)
+
+    def _integrand_at_limits(self, theta, a, b):
         integrand = self.quad.integrand
         out = []
         for limit in (a, b):
@@ -119,6 +126,16 @@ class QuadGradient(jb.Adapter):
         return (*outs, None, dg)
 
 
+def _refused_when_differentiated(f):
+    wrapped = jax.custom_jvp(f)
+
+    @wrapped.defjvp
+    def refuse(primals, tangents):
+        raise TypeError(THIRD_ORDER)
+
+    return wrapped
+
+
 def _failed(value, outs):
     """``outs``, NaN where the forward failed (its ``value`` NaN, under ``on_failure="nan"``),
     as the first derivatives are there."""
@@ -129,7 +146,8 @@ def _failed(value, outs):
 class QuadCurvature(jb.Adapter):
     """``∫_a^b ∂²f/∂θ² w dx = QuadCurvature(quad)(theta, a, b, w)``, by ``quad_vec`` with the
     ``Quad``'s tolerances; the integrand's second derivatives from its ``backward_jvp`` or
-    differences of its ``backward`` (``_second_derivatives``). Not differentiable."""
+    differences of its ``backward`` (``_second_derivatives``). Not differentiable: its rules
+    refuse a third derivative by name."""
 
     quad: Any  # (a Quad)
 
@@ -168,8 +186,16 @@ class QuadCurvature(jb.Adapter):
             value = quad.nan_on_failure(error, theta.shape)
         return np.asarray(value, dtype)
 
-    def backward(self, res, g):
-        raise TypeError(
-            "Quad differentiates to second order (jax.hessian, Hessian-vector products); a "
-            "third derivative would differentiate the integrand's second derivatives again."
-        )
+    def pushforward(self, res, tangents):
+        raise TypeError(THIRD_ORDER)
+
+    def pullback(self, res, g):
+        raise TypeError(THIRD_ORDER)
+
+
+THIRD_ORDER = (
+    "Quad differentiates to second order at most; a third derivative would differentiate "
+    "the integrand's second derivatives again, which Quad does not take. Second derivatives "
+    "of every composition are supported: jax.hessian, jacfwd/jacrev of grad, jacfwd of "
+    "jacfwd, jacrev of jacrev and Hessian-vector products (jax.jvp of jax.grad)."
+)

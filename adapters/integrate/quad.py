@@ -37,19 +37,21 @@ class Quad(MayFail):
     ``scipy.integrate.quad_vec`` with the same tolerances, on the vector's norm, and at
     least 10,000 subintervals, one backward call per point),
     ``∂/∂a = -f(a, θ)``, ``∂/∂b = f(b, θ)``, and 0 for an infinite limit. Forward mode
-    (``jvp``, ``jacfwd``) uses the same integral, so the two modes are exact transposes.
+    (``jvp``, ``jacfwd``) uses the same integral (one bridged call, as the gradient), so the
+    two modes are exact transposes.
 
     Second derivatives (``jax.hessian``, ``jax.jvp`` of ``jax.grad``, ``jax.jacrev`` of
-    ``jax.jacrev``) in ``θ``, ``a`` and ``b``, by the Leibniz rule again: the derivative
-    of ``∫ ∂f/∂θ dx`` is ``∫ ∂²f/∂θ² v dx`` (``quad_vec``, the same tolerances) plus
-    ``∂f/∂θ`` at the limits, and that of ``-f(a)`` and ``f(b)`` the integrand's own
-    derivatives there (its ``backward``, ``∂f/∂x`` its first cotangent: None reads as 0).
+    ``jax.jacrev``, ``jax.jacfwd`` of ``jax.jacfwd``, ``jax.jacrev`` of ``jax.jacfwd``) in
+    ``θ``, ``a`` and ``b``, by the Leibniz rule again: the derivative of ``∫ ∂f/∂θ dx`` is
+    ``∫ ∂²f/∂θ² v dx`` (``quad_vec``, the same tolerances) plus ``∂f/∂θ`` at the limits,
+    and that of ``-f(a)`` and ``f(b)`` the integrand's own derivatives there
+    (its ``backward``, ``∂f/∂x`` its first cotangent: None reads as 0).
     ``∂²f/∂θ² v`` comes from the integrand's host method ``backward_jvp(self, res, g,
     tangents)`` if it defines one (the derivative of ``backward(res, g)``'s cotangents along
     ``tangents``, one per input, None for zero), else from central differences of
     ``backward`` at two steps extrapolated (4 calls a point, about 1e-12 relative). The
-    first derivatives do the same host work as before; forward over forward (``jacfwd`` of
-    ``jacfwd``: the forward mode is a host rule) and third derivatives are refused.
+    first derivatives do the same host work as before; a third derivative is refused (a
+    ``TypeError`` naming ``Quad``).
 
     Parameters:
         epsabs, epsrel: QUADPACK's absolute and relative error targets (SciPy's defaults,
@@ -146,19 +148,20 @@ class Quad(MayFail):
         cts = kept_on(self, "_QuadGradient", lambda: QuadGradient(self))(*res, g)
         return tuple(c if jnp.issubdtype(x.dtype, jnp.floating) else None for c, x in zip(cts, res))
 
-    def jvp(self, res, tangents):
-        theta, a, b, value = res
+    def pushforward(self, res, tangents):
+        # ``(∫ ∂f/∂θ dx, -f(a), f(b))`` along the tangents: ``QuadGradient`` for ``g = 1``
+        # (the host work of a gradient), whose rules are the second order
         if all(t is None for t in tangents):
             return None
-        try:
-            dtheta, da, db = self._derivatives(theta, a, b, value)
-        except IntegrationFailure as error:
-            return self.nan_on_failure(error, (), dtype=value.dtype)
-        total = 0.0
-        for d, t in zip((dtheta, da, db), tangents):
+        value = res[3]
+        unit = kept_on(self, "_QuadGradient", lambda: QuadGradient(self))(
+            *res, jnp.ones_like(value)
+        )
+        total = jnp.zeros_like(value)
+        for d, t in zip(unit, tangents):
             if t is not None:
-                total += float(np.sum(d * np.asarray(t, np.float64)))
-        return np.asarray(total, value.dtype)
+                total = total + (jnp.sum(d * t, -1) if d.ndim > value.ndim else d * t)
+        return total
 
     def _derivatives(self, theta, a, b, value):
         """``(∫ ∂f/∂θ dx, -f(a), f(b))``, with 0 for an infinite limit; NaN throughout if
