@@ -288,10 +288,38 @@ def test_a_third_derivative_is_refused_naming_the_adapter():
     def loss(theta):
         return jnp.sum(solve(Y0, theta, TS) ** 2)
 
-    # (the rhs's own host rules, called in the second-order rule, may be the first to say)
-    third = "OdeSolve differentiates to second order|runs on the host, so it cannot be"
+    # (reverse over the second order differentiates the rhs's own rules again, where the
+    # direction moves ts: its host backward may be the first to say)
+    third = "^OdeSolve differentiates to second order at most|^LinearHooked.backward runs on"
     with pytest.raises(TypeError, match=third):
-        jax.jacrev(jax.jacrev(jax.grad(loss)))(THETA)
+        jax.jit(jax.jacrev(jax.jacrev(jax.grad(loss))))(THETA)  # (traced: refused at once)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sensitivity", ["adjoint", "forward", "steps"])
+def test_forward_over_forward_and_third_derivatives_are_refused_by_name(sensitivity):
+    solve = OdeSolve(Linear(), method="RK45", sensitivity=sensitivity)
+
+    def loss(theta):
+        return jnp.sum(solve(Y0, theta, TS) ** 2)
+
+    v = jnp.array([1.0, -0.5])
+    refused = [
+        jax.jacfwd(jax.jacfwd(loss)),
+        jax.jacrev(jax.jacfwd(loss)),
+        jax.jacfwd(jax.hessian(loss)),
+        jax.jacrev(jax.hessian(loss)),
+        jax.jacrev(jax.jacrev(jax.grad(loss))),
+        jax.grad(lambda t: jax.jvp(jax.grad(loss), (t,), (v,))[1][0]),
+    ]
+    # (the last two: reverse over the second order differentiates the rhs's own rules
+    # again, where the direction moves ts; its host backward may be the first to say)
+    third = "^OdeSolve differentiates to second order|^Linear.backward runs on the host"
+    for i, derivative in enumerate(refused):
+        for run in (derivative, jax.jit(derivative)):
+            match = third if i >= 3 else "^OdeSolve differentiates to second order"
+            with pytest.raises(TypeError, match=match):
+                run(THETA)
 
 
 QUAD_X = np.array([0.7, 1.3, -0.4, 1.1])  # (theta, a, b; float64 under x64)

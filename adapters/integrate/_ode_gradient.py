@@ -27,10 +27,18 @@ import jaxbridge as jb
 from ._checks import kept_on, named_backward
 from ._tangent_rhs import TangentRhs
 
+_SUPPORTED = (
+    "Second derivatives are supported by reverse mode first: jax.hessian, jacfwd or jacrev "
+    "of grad, jacrev of jacrev and Hessian-vector products (jax.jvp of jax.grad)."
+)
 _THIRD_ORDER = (
-    "OdeSolve differentiates to second order (jax.hessian, Hessian-vector products); a "
-    "third derivative would differentiate the rhs's second derivatives again, which "
-    "OdeSolve does not take."
+    "OdeSolve differentiates to second order at most; a third derivative would "
+    "differentiate the rhs's second derivatives again, which OdeSolve does not take. " + _SUPPORTED
+)
+_FORWARD_TWICE = (
+    "OdeSolve differentiates to second order at most, reverse mode first: its forward mode "
+    "(jvp, jacfwd) is a first-order rule on the host, not differentiated again (jacfwd of "
+    "jacfwd, jacrev of jacfwd, a third derivative). " + _SUPPORTED
 )
 
 
@@ -132,3 +140,38 @@ def second_order(solver, y0, theta, ts, g, dy0, dtheta, dts):
         jnp.asarray(y0, dtype), jnp.asarray(theta, dtype), jnp.asarray(ts, dtype), g, *filled
     )
     return (cy0, ctheta, cts if _floating(ts) else None), jv
+
+
+class OdeTangent(jb.Adapter):
+    """``J v = OdeTangent(solver)(y0, theta, ts, ys, dy0, dtheta, dts)``: ``solver.jvp``
+    (the same host work), as a bridged call whose rules refuse, naming ``OdeSolve``: its
+    second derivatives are taken reverse mode first (``OdeGradient``)."""
+
+    solver: Any  # (an OdeSolve)
+
+    signature = "(n),(p),(k),(k,n),(n),(p),(k)->(k,n)"
+    blas_threads = 1  # (as OdeSolve's: the same host loops)
+
+    def output_specs(self, y0, theta, ts, ys, *rest):
+        return jax.ShapeDtypeStruct(ys.shape, ys.dtype)
+
+    def forward(self, y0, theta, ts, ys, dy0, dtheta, dts):
+        return self.solver.jvp((y0, theta, ts, ys), (dy0, dtheta, dts))
+
+    def pushforward(self, res, tangents):
+        raise TypeError(self._refusal())
+
+    def pullback(self, res, g):
+        raise TypeError(self._refusal())
+
+    def _refusal(self) -> str:
+        return _THIRD_ORDER if isinstance(self.solver.rhs, TangentRhs) else _FORWARD_TWICE
+
+
+class SavedOdeTangent(OdeTangent):
+    """``OdeTangent`` for ``sensitivity="forward"``: the saved sensitivities after ``ys``."""
+
+    signature = "(n),(p),(k),(k,n),(k,n,m),(n),(p),(k)->(k,n)"
+
+    def forward(self, y0, theta, ts, ys, sens, dy0, dtheta, dts):  # pyright: ignore[reportIncompatibleMethodOverride]
+        return self.solver.jvp((y0, theta, ts, ys, sens), (dy0, dtheta, dts))

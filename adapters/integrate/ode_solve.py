@@ -24,7 +24,7 @@ from ._ode import (
     solve_with_sensitivities,
     tangent,
 )
-from ._ode_gradient import OdeGradient, SavedOdeGradient
+from ._ode_gradient import OdeGradient, OdeTangent, SavedOdeGradient, SavedOdeTangent
 from ._steps import RECORDED
 from ._trajectories import kept, nbytes
 
@@ -336,6 +336,19 @@ class OdeSolve(MayFail):
         gradient = kept_on(self, f"_{kind.__name__}", lambda: kind(self))
         cts = gradient(*res, g)
         return tuple(c if jnp.issubdtype(a.dtype, jnp.floating) else None for c, a in zip(cts, res))
+
+    def pushforward(self, res, tangents):
+        # the host jvp as a bridged call of its own (the same host work), whose rules say
+        # by name that forward over forward is not available (``_ode_gradient``)
+        if all(t is None for t in tangents):
+            return None
+        kind = SavedOdeTangent if len(res) > 4 else OdeTangent
+        rule = kept_on(self, f"_{kind.__name__}", lambda: kind(self))
+        filled = (
+            jnp.zeros(a.shape, jb.result_dtype(a)) if t is None else t
+            for t, a in zip(tangents, res[:3])
+        )
+        return rule(*res, *filled)
 
     def jvp(self, res, tangents):
         y0, theta, ts, ys, *saved = res
