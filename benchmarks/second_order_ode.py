@@ -7,7 +7,9 @@ time: ``jit`` of the gradient, of a Hessian-vector product (``jax.jvp`` of ``jax
 and of the full ``jax.hessian``; printed side by side, the Hessian-vector product ÷ the
 gradient, and the Hessian ÷ p Hessian-vector products. The default sensitivity (the steps,
 for BDF with a hook) and the adjoint; Robertson also without ``backward_jvp`` (the second
-derivatives by differences of ``backward``). Medians of interleaved rounds. Not a test:
+derivatives by differences of ``backward``). Then ``Quad`` of ``θ₁ exp(θ₀ x)`` in
+``(θ, a, b)``: ``jacfwd`` of ``jacfwd`` and ``jacrev`` of ``jacfwd`` ÷ ``jax.hessian``, with
+a ``backward_jvp`` hook and by differences. Medians of interleaved rounds. Not a test:
 nothing is asserted.
 
     python benchmarks/second_order_ode.py           # 7 rounds
@@ -27,7 +29,7 @@ import numpy as np  # noqa: E402
 from _timing import medians  # noqa: E402
 
 import jaxbridge as jb  # noqa: E402
-from jaxbridge.adapters.integrate import OdeSolve  # noqa: E402
+from jaxbridge.adapters.integrate import OdeSolve, Quad  # noqa: E402
 
 
 class Robertson(jb.Adapter):
@@ -211,12 +213,61 @@ def rows(rounds: int, quick: bool) -> None:
         )
 
 
+class Exp(jb.Adapter):
+    """``θ₁ exp(θ₀ x)``: ``backward`` only (second derivatives by differences)."""
+
+    signature = "(),(p)->()"
+
+    def forward(self, x, theta):
+        return theta[1] * np.exp(theta[0] * x)
+
+    def backward(self, res, g):
+        x, theta, f = res
+        return g * theta[0] * f, g * np.array([x * f, np.exp(theta[0] * x)])
+
+
+class ExpHooked(Exp):
+    def backward_jvp(self, res, g, tangents):
+        x, theta, f = res
+        dtheta = tangents[1]
+        e = np.exp(theta[0] * x)
+        dx = theta[1] * e * dtheta[0] * (1 + theta[0] * x) + theta[0] * e * dtheta[1]
+        return g * dx, g * np.array([x * (x * f * dtheta[0] + e * dtheta[1]), x * e * dtheta[0]])
+
+
+def quad_rows(rounds: int) -> None:
+    print(
+        f"\n{'Quad (θ, a, b)':27s} {'2nd derivatives':16s} {'hessian ms':>11s} "
+        f"{'fwd(fwd)/H':>11s} {'rev(fwd)/H':>11s}"
+    )
+    x = jnp.array([0.7, 1.3, -0.4, 1.1])
+    for integrand in (ExpHooked(), Exp()):
+        quad = Quad(integrand, epsabs=0.0, epsrel=1e-10)
+
+        def value(x, quad=quad):
+            return quad(x[:2], x[2], x[3])
+
+        runs = {
+            "hessian": jax.jit(jax.hessian(value)),
+            "fwdfwd": jax.jit(jax.jacfwd(jax.jacfwd(value))),
+            "revfwd": jax.jit(jax.jacrev(jax.jacfwd(value))),
+        }
+        times = medians({k: lambda f=f: f(x) for k, f in runs.items()}, rounds)
+        how = "backward_jvp" if hasattr(integrand, "backward_jvp") else "differences"
+        print(
+            f"{'θ₁ exp(θ₀ x), p = 2':27s} {how:16s} {times['hessian'] * 1e3:11.2f} "
+            f"{times['fwdfwd'] / times['hessian']:11.2f} {times['revfwd'] / times['hessian']:11.2f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1 round, fewer rows")
     parser.add_argument("--rounds", type=int, help="timed rounds (default 7, 1 with --quick)")
     options = parser.parse_args()
-    rows(options.rounds or (1 if options.quick else 7), options.quick)
+    rounds = options.rounds or (1 if options.quick else 7)
+    rows(rounds, options.quick)
+    quad_rows(rounds)
 
 
 if __name__ == "__main__":
