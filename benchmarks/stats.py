@@ -8,6 +8,7 @@ Not a test: nothing is asserted.
 
     python benchmarks/stats.py           # N = 100,000
     python benchmarks/stats.py --quick   # N = 1,000, a smoke run of seconds
+    python benchmarks/stats.py --df 3 30 # df uniform in [3, 30] (default [0.5, 50])
 """
 
 from __future__ import annotations
@@ -31,13 +32,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="N = 1,000 and few rounds")
     parser.add_argument("--n", type=int, help="points (default 100,000; 1,000 with --quick)")
     parser.add_argument("--rounds", type=int, help="timed rounds (default 11, 3 with --quick)")
+    parser.add_argument("--df", type=float, nargs=2, default=(0.5, 50.0), help="df's range")
     options = parser.parse_args()
     n = options.n or (1_000 if options.quick else 100_000)
     rounds = options.rounds or (3 if options.quick else 11)
 
     rng = np.random.default_rng(0)
     q_host = rng.uniform(0.001, 0.999, n)
-    df_host = rng.uniform(0.5, 50.0, n)
+    low, high = options.df
+    df_host = rng.uniform(low, high, n)
     q, df = jnp.asarray(q_host), jnp.asarray(df_host)
 
     value = jax.jit(stats.t.ppf)
@@ -50,7 +53,9 @@ def main() -> None:
         },
         rounds,
     )
-    print(f"t.ppf(q, df), N = {n:,}, float64, medians of {rounds} interleaved rounds")
+    print(
+        f"t.ppf(q, df), N = {n:,}, df in [{low:g}, {high:g}], float64, medians of {rounds} rounds"
+    )
     print(f"  {'':28} {'median':>10} {'÷ SciPy value':>14}")
     base = times["scipy.stats.t.ppf (value)"]
     for name, seconds in times.items():

@@ -118,16 +118,17 @@ def test_values_and_shape_derivatives_against_scipy_and_mpmath(name, shapes, q, 
 def test_t_quantiles_near_the_median_are_accurate_relatively(df):
     """Near q = 1/2 the t quantile is near 0, where SciPy's is accurate in absolute terms
     only (at df = 4: 3.8e-5 relative off at q = 0.5 + 1e-6, 100% at 0.5 + 1e-9; measured
-    against mpmath); ours is refined by a Newton step on F - 1/2 written without
+    against mpmath); ours is refined by a step on F - 1/2 written without
     cancellation: relative accuracy at every distance from the median (3e-16 at most
-    measured here; SciPy's value fails at df = 1, 4 and 30)."""
+    measured here; SciPy's value fails at df = 1, 4 and 30, and a Newton step from it was
+    2e-11 off at df = 4, q = 0.5 - 1e-13)."""
 
     def exact_ppf(q):  # at 60 digits: findroot's tolerance is absolute, and z is ~1e-12
         with mp.workdps(60):
             excess = lambda z: _mp_cdf("t", [mp.mpf(df)], z) - mp.mpf(q)  # noqa: E731
             return mp.findroot(excess, mp.mpf((q - 0.5) * 2.5))
 
-    for offset in (1e-12, 1e-9, 1e-6, -1e-5, 1e-3, -0.1, 0.25):
+    for offset in (-1e-13, 1e-12, 1e-9, 1e-6, -1e-5, 1e-3, -0.1, 0.25):
         q = 0.5 + offset
         want = float(exact_ppf(q))
         np.testing.assert_allclose(stats.t.ppf(q, df), want, rtol=1e-15)
@@ -210,8 +211,10 @@ def test_broadcasting_and_vmap():
     got = stats.t.ppf(q, df, loc=1.0)
     one_by_one = [[stats.t.ppf(q[i, j], df[j], loc=1.0) for j in range(3)] for i in range(2)]
     np.testing.assert_array_equal(got, np.array(one_by_one))
-    # (refined near the median: SciPy's to rounding here)
-    np.testing.assert_allclose(got, scipy.stats.t.ppf(q, df, loc=1.0), rtol=1e-15)
+    # the standardized quantile (refined near the median) is SciPy's to rounding here; with
+    # loc = 1 added, a value near -1 would turn its few ulp into a larger relative difference
+    np.testing.assert_allclose(stats.t.ppf(q, df), scipy.stats.t.ppf(q, df), rtol=1e-15)
+    np.testing.assert_allclose(got, stats.t.ppf(q, df) + 1.0, rtol=0, atol=0)
     grad = jax.vmap(jax.grad(stats.t.ppf, argnums=1), in_axes=(0, None))(q[0], 4.0)
     each = [jax.grad(stats.t.ppf, argnums=1)(qi, 4.0) for qi in q[0]]
     np.testing.assert_allclose(grad, each, rtol=1e-14)

@@ -26,7 +26,7 @@ import scipy.stats
 import jaxbridge as jb
 
 from .._rules import total
-from ._families import FAMILIES, Family, refined_t_quantile, t_quantile
+from ._families import FAMILIES, Family, t_quantile
 
 KINDS = ("cdf", "sf", "logcdf", "logsf", "ppf", "isf")
 # scipy.special's names for the gamma and beta cdf and sf, in scipy.special's argument order
@@ -116,11 +116,7 @@ class _Function(jb.Adapter):
         shapes = [np.asarray(s, np.float64) for s in args[:-1]]
         x = np.asarray(args[-1], np.float64)
         if found.family.name == "t" and found.kind in ("ppf", "isf"):
-            value = refined_t_quantile(
-                shapes[0],
-                x - 0.5 if found.kind == "ppf" else 0.5 - x,
-                t_quantile(found.kind, shapes[0], x),
-            )
+            value = t_quantile(found.kind, shapes[0], x)
         else:
             with np.errstate(all="ignore"):
                 value = np.asarray(found.value(*shapes, x))
