@@ -17,13 +17,14 @@ whole call (what a hold on every host call would give): the interpolants that ho
 since #47 (``RegularGridInterpolator("cubic")`` 40 x 40 at 1e4 queries, ``value_and_grad``
 in the values; a periodic ``CubicSpline`` of 200 knots at 1e4 queries in ``y``;
 ``RBFInterpolator``, 300 sites, 2,000 queries, its value and ``value_and_grad`` in the
-sites) and those that leave it (``sqrtm``'s gradient, 50 x 50; ``SylvesterSolve``'s,
-50 x 50; ``solve_continuous_are``'s, 20 x 20; ``LinearSolve``'s, 200 x 200, and its value
-at 1000 x 1000). Medians of
+sites), ``solve_continuous_are``'s gradient (20 x 20) and ``LinearSolve``'s (200 x 200)
+and value (1000 x 1000), held since; and those that leave it (``sqrtm``'s gradient,
+50 x 50; ``SylvesterSolve``'s, 50 x 50). Medians of
 interleaved rounds; ratios to the first row of each table. Not a test: nothing is asserted.
 
     python benchmarks/blas_threads.py           # 9 rounds
     python benchmarks/blas_threads.py --quick   # 2 rounds: a smoke run
+    python benchmarks/blas_threads.py --audit-only --match LinearSolve  # those rows alone
 """
 
 from __future__ import annotations
@@ -207,6 +208,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 rounds: a smoke run")
     parser.add_argument("--audit-only", action="store_true", help="the audit's tables alone")
+    parser.add_argument("--match", default="", help="only the audit's rows whose name has this")
     options = parser.parse_args()
     rounds = 2 if options.quick else 9
 
@@ -228,6 +230,8 @@ def main() -> None:
                 process.start()
             try:
                 for name, (run, inner) in audit.items():
+                    if options.match not in name:
+                        continue
                     contenders = {
                         "as shipped": run,
                         "every hold off": unheld(run),

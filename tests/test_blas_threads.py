@@ -1,6 +1,7 @@
 """``blas_threads``: BLAS held to that many threads while an adapter's host methods run, in
 one thread, in the batch's host threads and in worker processes, and given back after."""
 
+import functools
 import threading
 
 import jax
@@ -100,3 +101,51 @@ def test_a_count_given_back_on_another_thread_is_restored_by_the_next_call():
         x = jnp.linspace(0.5, 2.0, 3)
         np.testing.assert_array_equal(jax.jit(BlasProbe())(x), x)
         assert blas_threads() == 2
+
+
+@pytest.mark.parametrize("assume_a", ["gen", "pos"])
+@jax.enable_x64(True)
+def test_linear_solve_holds_one_blas_thread_forward_backward_and_jvp(monkeypatch, assume_a):
+    """``LinearSolve``'s host code (its forward and the saved factors' solves of its rules)
+    runs with OpenBLAS held to one thread; a subclass with ``blas_threads = None`` leaves
+    the process's setting."""
+    from jaxbridge.adapters.linalg import LinearSolve
+    from jaxbridge.adapters.linalg import linear_solve as module
+
+    seen = []
+
+    def recorded(cls):
+        forward = cls.forward
+
+        @functools.wraps(forward)  # (its signature: the bridge reads its keywords)
+        def record(self, *args, **kwargs):
+            seen.append((cls.__name__, blas_threads()))
+            return forward(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "forward", record)
+
+    solver = LinearSolve(assume_a=assume_a)
+    recorded(LinearSolve)
+    recorded(module._CholeskySolve if assume_a == "pos" else module._LUSolve)
+    a = jnp.asarray(np.eye(40) * 4 + np.random.default_rng(0).normal(size=(40, 40)) / 10)
+    a = (a + a.T) / 2
+    b = jnp.linspace(-1.0, 1.0, 40)
+    with threadpool_limits(limits=2, user_api="blas"):
+        x = jax.jit(solver)(a, b)
+        np.testing.assert_allclose(a @ x, b, rtol=0, atol=1e-12)
+        grad = jax.jit(jax.grad(lambda a, b: solver(a, b).sum(), (0, 1)))(a, b)
+        lam = np.linalg.solve(np.asarray(a).T, np.ones(40))  # d(sum x)/db = a^-T 1
+        np.testing.assert_allclose(grad[1], lam, rtol=1e-12)
+        jax.jit(lambda a, b: jax.jvp(solver, (a, b), (a, b)))(a, b)
+        assert blas_threads() == 2  # given back
+    names = {name for name, _ in seen}
+    assert len(names) == 2 and len(seen) >= 3  # the forward and the rules' solves ran
+    assert all(threads == 1 for _, threads in seen), seen
+
+    class AllThreads(LinearSolve):
+        blas_threads = None
+
+    seen.clear()
+    with threadpool_limits(limits=2, user_api="blas"):
+        jax.jit(AllThreads(assume_a=assume_a))(a, b)
+    assert seen == [("LinearSolve", 2)]

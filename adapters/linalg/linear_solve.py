@@ -57,12 +57,23 @@ class LinearSolve(MayFail):
 
         class ThreadedSolve(LinearSolve):
             threads = 2
+
+    OpenBLAS is held to one thread while its host code runs (``Adapter.blas_threads``), the
+    backward's and forward mode's solves too: beside a busy process OpenBLAS's waiting
+    threads made a 200 x 200 gradient up to 14 times (an earlier run: 127 times) and a
+    1000 x 1000 solve up to 3.9 times as slow (``docs/performance.md``, BLAS threads). On
+    a machine of one's own a large matrix may factorize faster on all of BLAS's threads
+    (n = 1000: 15% at most, measured on 2 cores); a subclass leaves the process's setting::
+
+        class AllThreadsSolve(LinearSolve):
+            blas_threads = None
     """
 
     assume_a: str = "gen"
 
     signature = "(n,n),(n)->(n)"
     vectorized = True
+    blas_threads = 1
     linear_in = ("b",)
     residuals_from = ("a",)  # factors: stored once per matrix, not per right-hand side
 
@@ -158,6 +169,7 @@ class _LUSolve(jb.Adapter):
 
     signature = "(n,n),(n,n),(n),(n)->(n)"
     vectorized = True
+    blas_threads = 1  # as LinearSolve's
 
     def forward(self, a, lu, piv, b):
         if (piv[..., :1] == _INVERSE).all():  # (empty systems too: n = 0)
@@ -192,6 +204,7 @@ class _CholeskySolve(jb.Adapter):
 
     signature = "(n,n),(n,n),(n),(n)->(n)"
     vectorized = True
+    blas_threads = 1  # as LinearSolve's
 
     def forward(self, a, c, kind, b):
         if (kind[..., :1] == _INVERSE).all():  # (empty systems too: n = 0)
