@@ -19,12 +19,19 @@ in the values; a periodic ``CubicSpline`` of 200 knots at 1e4 queries in ``y``;
 ``RBFInterpolator``, 300 sites, 2,000 queries, its value and ``value_and_grad`` in the
 sites), ``solve_continuous_are``'s gradient (20 x 20) and ``LinearSolve``'s (200 x 200)
 and value (1000 x 1000), held since; and those that leave it (``sqrtm``'s gradient,
-50 x 50; ``SylvesterSolve``'s, 50 x 50). Medians of
+50 x 50; ``SylvesterSolve``'s, 50 x 50); then those held since the audit's second part:
+``LsqLinear`` (trf and bvls, 200 x 50) and ``Nnls`` (1000 x 200), ``value_and_grad`` in
+``A`` and ``b``; ``Linprog``'s (200 unknowns, 300 rows: its rules' dense solves);
+``Eigsh``'s with its vectors (sigma = 0, 10,000 unknowns: the bordered solves of the
+vectors' rule); ``ExpmMultiply``'s in ``data`` (n = 500, 16 columns: the data cotangent)
+and its value (no BLAS: a control); ``SplineFilter``'s (200 x 200: its transpose); the
+values of ``OperatorEigsh`` (2,000 springs) and ``Svds`` (3000 x 2000, k = 6). Medians of
 interleaved rounds; ratios to the first row of each table. Not a test: nothing is asserted.
 
     python benchmarks/blas_threads.py           # 9 rounds
     python benchmarks/blas_threads.py --quick   # 2 rounds: a smoke run
     python benchmarks/blas_threads.py --audit-only --match LinearSolve  # those rows alone
+    python benchmarks/blas_threads.py --audit-only --match "Nnls|Linprog"  # rows of either
 """
 
 from __future__ import annotations
@@ -38,10 +45,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
+import scipy.sparse
 from _timing import medians
 from solvers import Rosenbrock  # (64-bit mode on)
+from sparse import expm_matrix, laplacian
 from threadpoolctl import threadpool_limits
 
+import jaxbridge as jb
 import jaxbridge._blas as blas
 from jaxbridge.adapters.interpolate import (
     CubicSpline,
@@ -56,7 +66,9 @@ from jaxbridge.adapters.linalg import (
     solve_continuous_are,
     sqrtm,
 )
-from jaxbridge.adapters.optimize import Minimize
+from jaxbridge.adapters.ndimage import SplineFilter
+from jaxbridge.adapters.optimize import Linprog, LsqLinear, Minimize, Nnls
+from jaxbridge.adapters.sparse import Eigsh, ExpmMultiply, OperatorEigsh, Svds
 
 CORES = os.cpu_count() or 1
 
@@ -71,6 +83,18 @@ class FreeMatrixLog(MatrixLog):
 
 class FreeLinearND(LinearNDInterpolator):
     blas_threads = None
+
+
+class Springs(jb.Adapter):
+    """A chain of springs of stiffness ``theta`` between two walls: ``OperatorEigsh``'s
+    operator (its host forward alone is called)."""
+
+    signature = "(n),(p)->(n)"
+    vectorized = True
+
+    def forward(self, x, theta):
+        forces = theta * np.diff(np.pad(x, [(0, 0)] * (x.ndim - 1) + [(1, 1)]), axis=-1)
+        return forces[..., :-1] - forces[..., 1:]
 
 
 def spin() -> None:
@@ -176,6 +200,49 @@ def audited() -> dict[str, tuple[Callable[[], object], int]]:
     m1000 = jnp.asarray(np.eye(1000) * 40 + rng.normal(size=(1000, 1000)))
     r1000 = jnp.asarray(rng.normal(size=1000))
     solve_big = jax.jit(LinearSolve())
+    a_lsq = jnp.asarray(rng.normal(size=(200, 50)))
+    b_lsq = jnp.asarray(rng.normal(size=200))
+    box = jnp.full(50, -0.2), jnp.full(50, 0.2)
+
+    def lsq(method):
+        adapter = LsqLinear(method)
+        return jax.jit(jax.value_and_grad(lambda a, b: adapter(a, b, *box)[0].sum(), (0, 1)))
+
+    lsq_trf, lsq_bvls = lsq("trf"), lsq("bvls")
+    a_nnls = jnp.asarray(rng.normal(size=(1000, 200)))
+    b_nnls = jnp.asarray(rng.normal(size=1000))
+    nnls = Nnls()
+    nnls_grad = jax.jit(jax.value_and_grad(lambda a, b: nnls(a, b)[0].sum(), (0, 1)))
+    a_lp = jnp.asarray(rng.uniform(0.1, 1.0, (300, 200)))
+    b_lp, c_lp = a_lp.sum(1) * 2, jnp.asarray(-rng.uniform(0.5, 1.5, 200))
+    linprog = Linprog()
+    upper = jnp.full(200, 3.0)
+    lp_grad = jax.jit(jax.value_and_grad(lambda c, a: linprog(c, a, b_lp, upper=upper)[1], (0, 1)))
+    lap = laplacian(100)
+    eigsh = Eigsh(lap.indices, lap.indptr, lap.shape, k=4, sigma=0.0)
+    lap_data = jnp.asarray(lap.data * (1 + 0.01 * rng.uniform(size=lap.nnz)))
+    w_eigsh = jnp.asarray(rng.normal(size=(100**2, 4)))
+    eigsh_grad = jax.jit(
+        jax.value_and_grad(lambda d: (lambda w, v: w.sum() + jnp.vdot(w_eigsh, v))(*eigsh(d)))
+    )
+    expm_a = expm_matrix(500)
+    expm = ExpmMultiply(expm_a.indices, expm_a.indptr, expm_a.shape)
+    b_expm = jnp.asarray(rng.normal(size=(500, 16)))
+    w_expm = jnp.asarray(rng.normal(size=(500, 16)))
+    expm_data = jnp.asarray(expm_a.data)
+    expm_value = jax.jit(expm)
+    expm_grad = jax.jit(jax.value_and_grad(lambda d: jnp.vdot(w_expm, expm(d, b_expm, 1.0))))
+    image = jnp.asarray(rng.normal(size=(200, 200)))
+    spline_filter = SplineFilter()
+    filter_grad = jax.jit(jax.value_and_grad(lambda i: (spline_filter(i) ** 2).sum()))
+    springs = OperatorEigsh(Springs(), k=6, which="LA", n=2000)
+    stiffness = jnp.asarray(1 + 0.5 * rng.uniform(size=2001))
+    springs_value = jax.jit(springs)
+    sv = scipy.sparse.random_array((3000, 2000), density=0.003, rng=rng, format="csr")
+    sv = scipy.sparse.csr_array(sv + scipy.sparse.eye_array(3000, 2000, format="csr"))
+    sv.sort_indices()
+    svds_value = jax.jit(Svds(sv.indices, sv.indptr, sv.shape, k=6))
+    sv_data = jnp.asarray(sv.data)
     return {
         'RegularGridInterpolator("cubic") 40x40, 1e4 queries, v_and_g in values': (
             lambda: grid_grad(values),
@@ -195,6 +262,22 @@ def audited() -> dict[str, tuple[Callable[[], object], int]]:
         "solve_continuous_are, 20 x 20, grad in a": (lambda: care_grad(a20), 5),
         "LinearSolve, 200 x 200, grad in the matrix": (lambda: solve_grad(m200), 10),
         "LinearSolve, 1000 x 1000, value": (lambda: solve_big(m1000, r1000), 1),
+        'LsqLinear("trf"), 200 x 50, v_and_g in A and b': (lambda: lsq_trf(a_lsq, b_lsq), 1),
+        'LsqLinear("bvls"), 200 x 50, v_and_g in A and b': (lambda: lsq_bvls(a_lsq, b_lsq), 5),
+        "Nnls, 1000 x 200, v_and_g in A and b": (lambda: nnls_grad(a_nnls, b_nnls), 1),
+        "Linprog, 200 unknowns, 300 rows, v_and_g in c and A_ub": (
+            lambda: lp_grad(c_lp, a_lp),
+            1,
+        ),
+        "Eigsh(sigma=0), 10,000 Laplacian, k=4, v_and_g (vectors)": (
+            lambda: eigsh_grad(lap_data),
+            1,
+        ),
+        "ExpmMultiply, n = 500, 16 columns, v_and_g in data": (lambda: expm_grad(expm_data), 1),
+        "ExpmMultiply, the same, value": (lambda: expm_value(expm_data, b_expm, 1.0), 3),
+        "SplineFilter, 200 x 200, v_and_g": (lambda: filter_grad(image), 3),
+        "OperatorEigsh, 2,000 springs, k=6, value": (lambda: springs_value(stiffness), 3),
+        "Svds, 3000 x 2000 (19,900 entries), k=6, value": (lambda: svds_value(sv_data), 1),
     }
 
 
@@ -208,7 +291,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 rounds: a smoke run")
     parser.add_argument("--audit-only", action="store_true", help="the audit's tables alone")
-    parser.add_argument("--match", default="", help="only the audit's rows whose name has this")
+    parser.add_argument(
+        "--match",
+        default="",
+        help="only the audit's rows whose name has this (or one of a|b|...)",
+    )
     options = parser.parse_args()
     rounds = 2 if options.quick else 9
 
@@ -230,7 +317,7 @@ def main() -> None:
                 process.start()
             try:
                 for name, (run, inner) in audit.items():
-                    if options.match not in name:
+                    if not any(part in name for part in options.match.split("|")):
                         continue
                     contenders = {
                         "as shipped": run,

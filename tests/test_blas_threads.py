@@ -149,3 +149,124 @@ def test_linear_solve_holds_one_blas_thread_forward_backward_and_jvp(monkeypatch
     with threadpool_limits(limits=2, user_api="blas"):
         jax.jit(AllThreads(assume_a=assume_a))(a, b)
     assert seen == [("LinearSolve", 2)]
+
+
+def _record_host_calls(monkeypatch, cls, methods, seen):
+    """Wrap ``cls``'s host ``methods`` to note, at each call, the BLAS threads allowed."""
+    for method in methods:
+        original = getattr(cls, method)
+
+        def record(self, *args, _original=original, _method=method, **kwargs):
+            seen.append((f"{cls.__name__}.{_method}", blas_threads()))
+            return _original(self, *args, **kwargs)
+
+        # (its signature: the bridge reads the method's keywords)
+        monkeypatch.setattr(cls, method, functools.wraps(original)(record))
+
+
+def _lsq_linear():
+    from jaxbridge.adapters.optimize import LsqLinear
+
+    rng = np.random.default_rng(0)
+    a, b = jnp.asarray(rng.normal(size=(12, 4))), jnp.asarray(rng.normal(size=12))
+    box = jnp.full(4, -10.0), jnp.full(4, 10.0)
+    solver = LsqLinear()
+    return LsqLinear, ["forward", "backward", "jvp"], lambda a: solver(a, b, *box)[0], a
+
+
+def _nnls():
+    from jaxbridge.adapters.optimize import Nnls
+
+    rng = np.random.default_rng(0)
+    a = jnp.asarray(rng.normal(size=(12, 4)))
+    b = a @ jnp.array([1.0, 2.0, 0.5, 1.5]) + jnp.asarray(rng.normal(size=12)) / 100
+    solver = Nnls()
+    return Nnls, ["forward", "backward", "jvp"], lambda a: solver(a, b)[0], a
+
+
+def _linprog():
+    from jaxbridge.adapters.optimize import Linprog
+
+    solver = Linprog()  # optimum at the vertex x = (0.5, 1): x1 + x2 <= 1.5 and x2 <= 1
+    upper, b_ub = jnp.ones(2), jnp.array([1.5])
+    return (
+        Linprog,
+        ["forward", "backward", "jvp"],
+        lambda a: solver(jnp.array([-1.0, -2.0]), a, b_ub, upper=upper)[0],
+        jnp.array([[1.0, 1.0]]),
+    )
+
+
+def _spline_filter():
+    from jaxbridge.adapters.ndimage import SplineFilter
+
+    image = jnp.asarray(np.random.default_rng(0).normal(size=(6, 5)))
+    return SplineFilter, ["forward"], SplineFilter(), image
+
+
+def _expm_multiply():
+    from jaxbridge.adapters.sparse import ExpmMultiply
+    from jaxbridge.adapters.sparse import expm_multiply as module
+
+    a = np.diag([-1.0, -2.0, -3.0]) + np.diag([0.5, 0.25], 1)
+    pattern = np.nonzero(a)
+    b = jnp.array([1.0, -1.0, 2.0])
+    adapter = ExpmMultiply(*_csr(a))
+    return module._ExpmMultiplyDataCotangent, ["forward"], lambda d: adapter(d, b, 0.5), a[pattern]
+
+
+def _svds():
+    from jaxbridge.adapters.sparse import Svds, _bordered
+
+    a = np.diag([4.0, 3.0, 2.0, 1.0])[:, :3] + 0.1 * np.eye(4, 3, -1)
+    return (
+        (Svds, _bordered._BorderedSolve),
+        ["forward"],
+        lambda d: Svds(*_csr(a), k=2)(d)[0],
+        a[np.nonzero(a)],
+    )
+
+
+def _operator_eigsh():
+    from _chain import Chain
+
+    from jaxbridge.adapters.sparse import OperatorEigsh, _bordered
+
+    theta = jnp.asarray(1 + 0.5 * np.random.default_rng(0).uniform(size=9))
+    eigsh = OperatorEigsh(Chain(8), k=2, which="SA")
+    return (OperatorEigsh, _bordered._BorderedSolve), ["forward"], lambda t: eigsh(t)[1], theta
+
+
+def _csr(a):
+    import scipy.sparse
+
+    m = scipy.sparse.csr_array(a)
+    return m.indices, m.indptr, m.shape
+
+
+@pytest.mark.parametrize(
+    "case",
+    [_lsq_linear, _nnls, _linprog, _spline_filter, _expm_multiply, _svds, _operator_eigsh],
+    ids=lambda case: case.__name__.strip("_"),
+)
+@jax.enable_x64(True)
+def test_adapters_held_since_the_audit_hold_one_blas_thread(monkeypatch, case):
+    """The adapters whose host work woke OpenBLAS's threads (benchmarks/blas_threads.py's
+    audit) run their forward and their rules' host code with OpenBLAS held to one thread:
+    each recorded host method ran, and at one thread."""
+    classes, methods, f, x = case()
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    seen = []
+    for cls in classes:
+        assert cls.blas_threads == 1
+        _record_host_calls(monkeypatch, cls, methods, seen)
+    with threadpool_limits(limits=2, user_api="blas"):
+        jax.jit(f)(x)
+        weights = jnp.linspace(0.5, 1.5, np.size(f(x))).reshape(np.shape(f(x)))
+        jax.jit(jax.grad(lambda x: jnp.sum(weights * f(x))))(x)
+        if "jvp" in methods:
+            jax.jit(lambda x: jax.jvp(f, (x,), (x,)))(x)
+        assert blas_threads() == 2  # given back
+    expected = {f"{cls.__name__}.{method}" for cls in classes for method in methods}
+    assert {name for name, _ in seen} == expected, seen
+    assert all(threads == 1 for _, threads in seen), seen

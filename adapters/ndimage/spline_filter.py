@@ -47,6 +47,7 @@ class SplineFilter(jb.Adapter):
     transposed: bool = False
 
     signature = "(s)->(s)"
+    blas_threads = 1  # the transpose's tensordot woke OpenBLAS's threads (see Adapter.blas_threads)
     linear_in = ("input",)
 
     def __post_init__(self) -> None:

@@ -44,6 +44,7 @@ class Linprog(MayFail):
     method: str = "highs"
 
     signature = "(n),(p,n),(p),(q,n),(q),(n),(n)->(n),()"
+    blas_threads = 1  # the rules' dense solves woke OpenBLAS's threads (see Adapter.blas_threads)
 
     def __call__(
         self,

@@ -53,6 +53,7 @@ class LsqLinear(MayFail):
     max_iter: int | None = None
 
     signature = "(m,n),(m),(n),(n)->(n),()"
+    blas_threads = 1  # its dense least squares woke OpenBLAS's threads (see Adapter.blas_threads)
 
     def __call__(self, A: Any, b: Any, lb: Any = None, ub: Any = None) -> Any:  # noqa: N803
         n = jnp.shape(A)[-1]

@@ -37,6 +37,7 @@ class Nnls(MayFail):
     maxiter: int | None = None
 
     signature = "(m,n),(m)->(n),()"
+    blas_threads = 1  # its dense least squares woke OpenBLAS's threads (see Adapter.blas_threads)
 
     def __post_init__(self) -> None:
         if self.maxiter is not None and (

@@ -63,6 +63,7 @@ class _BorderedSolve(jb.Adapter):
     nan_if_repeated: bool = False
 
     signature = "(m),(k),(n,k),(n,k),(k)->(n,k),(k)"
+    blas_threads = 1  # SuperLU's dense blocks woke OpenBLAS's threads (see Eigsh)
 
     def forward(self, data, w, v, top, bottom):
         n = v.shape[0]

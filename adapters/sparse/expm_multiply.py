@@ -149,6 +149,7 @@ class _ExpmMultiplyDataCotangent(jb.Adapter):
     owner: ExpmMultiply
 
     signature = "(m),(n,p),(),(n,p)->(m)"
+    blas_threads = 1  # the node values' matmul woke OpenBLAS's threads (see Eigsh)
 
     def forward(self, data, b, t, g):
         return self._quadrature(data, b, t, g)[0].astype(jb.result_dtype(data, b, t, g))

@@ -63,6 +63,7 @@ class OperatorEigsh(EigenRules, MayFail):
     n: int | None = None
 
     signature = "(p)->(k),(n,k)"
+    blas_threads = 1  # ARPACK's products with its basis woke OpenBLAS's threads (see Eigsh)
     values_name = "eigenvalues"
 
     def __post_init__(self) -> None:

@@ -57,6 +57,7 @@ class Svds(MayFail):
     k: int = 6
 
     signature = "(e)->(m,k),(k),(k,n)"
+    blas_threads = 1  # ARPACK's products with its basis woke OpenBLAS's threads (see Eigsh)
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
