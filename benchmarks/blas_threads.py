@@ -25,8 +25,10 @@ and value (1000 x 1000), held since; and those that leave it (``sqrtm``'s gradie
 ``Eigsh``'s with its vectors (sigma = 0, 10,000 unknowns: the bordered solves of the
 vectors' rule); ``ExpmMultiply``'s in ``data`` (n = 500, 16 columns: the data cotangent)
 and its value (no BLAS: a control); ``SplineFilter``'s (200 x 200: its transpose); the
-values of ``OperatorEigsh`` (2,000 springs) and ``Svds`` (3000 x 2000, k = 6). Medians of
-interleaved rounds; ratios to the first row of each table. Not a test: nothing is asserted.
+values of ``OperatorEigsh`` (2,000 springs) and ``Svds`` (3000 x 2000, k = 6); and one
+left: ``Cdist("mahalanobis")``'s value (3000 x 100 in 50-D, SciPy's default ``VI``).
+Medians of interleaved rounds; ratios to the first row of each table. Not a test: nothing
+is asserted.
 
     python benchmarks/blas_threads.py           # 9 rounds
     python benchmarks/blas_threads.py --quick   # 2 rounds: a smoke run
@@ -69,6 +71,7 @@ from jaxbridge.adapters.linalg import (
 from jaxbridge.adapters.ndimage import SplineFilter
 from jaxbridge.adapters.optimize import Linprog, LsqLinear, Minimize, Nnls
 from jaxbridge.adapters.sparse import Eigsh, ExpmMultiply, OperatorEigsh, Svds
+from jaxbridge.adapters.spatial import Cdist
 
 CORES = os.cpu_count() or 1
 
@@ -243,6 +246,8 @@ def audited() -> dict[str, tuple[Callable[[], object], int]]:
     sv.sort_indices()
     svds_value = jax.jit(Svds(sv.indices, sv.indptr, sv.shape, k=6))
     sv_data = jnp.asarray(sv.data)
+    xa_50, xb_50 = jnp.asarray(rng.normal(size=(3000, 50))), jnp.asarray(rng.normal(size=(100, 50)))
+    mahalanobis = jax.jit(Cdist("mahalanobis"))
     return {
         'RegularGridInterpolator("cubic") 40x40, 1e4 queries, v_and_g in values': (
             lambda: grid_grad(values),
@@ -278,6 +283,10 @@ def audited() -> dict[str, tuple[Callable[[], object], int]]:
         "SplineFilter, 200 x 200, v_and_g": (lambda: filter_grad(image), 3),
         "OperatorEigsh, 2,000 springs, k=6, value": (lambda: springs_value(stiffness), 3),
         "Svds, 3000 x 2000 (19,900 entries), k=6, value": (lambda: svds_value(sv_data), 1),
+        'Cdist("mahalanobis"), 3000 x 100 in 50-D, value (VI by default)': (
+            lambda: mahalanobis(xa_50, xb_50),
+            1,
+        ),
     }
 
 
