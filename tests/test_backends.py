@@ -30,9 +30,12 @@ CASES = [
     for case in importlib.import_module(path.stem).CASES
 ]
 
-pytestmark = pytest.mark.skipif(
-    accelerator() is None, reason="no accelerator: JAX's default backend is the CPU"
-)
+pytestmark = [
+    pytest.mark.tpu,
+    pytest.mark.skipif(
+        accelerator() is None, reason="no accelerator: JAX's default backend is the CPU"
+    ),
+]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
@@ -42,9 +45,7 @@ pytestmark = pytest.mark.skipif(
 def test_same_on_the_accelerator_as_on_the_cpu(case, dtype, data):
     x64 = bool(jax.config.read("jax_enable_x64"))
     if (dtype == np.float64) != x64:
-        pytest.skip(
-            "float64 runs with 64-bit mode on (JAX_ENABLE_X64=1), float32 with it off"
-        )
+        pytest.skip("float64 runs with 64-bit mode on (JAX_ENABLE_X64=1), float32 with it off")
     strategy = inputs(case.adapter, dtype=dtype, sizes=case.sizes, max_size=2)
     args = case.hold(data.draw(strategy, label="args"))
     check_backends(case.adapter, *args)

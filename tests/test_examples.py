@@ -230,3 +230,20 @@ def test_readme_quick_example_runs_and_gives_its_answer():
         namespace["jax"].vmap(namespace["jax"].grad(lambda x: namespace["double"](x).sum()))
     )(namespace["xs"])
     assert result.tolist() == [2.0, 2.0, 2.0, 2.0]  # the value the README's comment shows
+
+
+@pytest.mark.tpu
+def test_quickstart_in_this_process(capsys):
+    """The main job in the test process itself, on JAX's default backend (a TPU, in the TPU
+    subset, where a subprocess could not open the chip that pytest holds)."""
+    import jax
+
+    if not jax.config.read("jax_enable_x64"):
+        pytest.skip(
+            "the quickstart turns 64-bit mode on for its process: run with JAX_ENABLE_X64=1"
+        )
+    spec = importlib.util.spec_from_file_location("quickstart", EXAMPLES_DIR / "quickstart.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main()
+    assert capsys.readouterr().out.splitlines()[-1] == EXAMPLES["quickstart.py"][2]

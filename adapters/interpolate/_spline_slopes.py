@@ -11,6 +11,8 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from .._portable_linalg import solve
+
 
 def spline_slopes(x: jax.Array, y: jax.Array, bc_type: str) -> jax.Array:
     """``s'(x)`` for the cubic spline through ``(x, y)`` with the boundary condition
@@ -30,7 +32,7 @@ def _banded(x, y, bc_type):
         a = jnp.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 1.0]], h.dtype)
         a = a.at[1].set(jnp.stack([h[1], 2 * (h[0] + h[1]), h[0]]))
         b = jnp.stack([2 * m[0], 3 * (h[0] * m[1] + h[1] * m[0]), 2 * m[1]])
-        return jnp.linalg.solve(a, b)
+        return solve(a, b)
     # rows 1..n-2: h_i s_{i-1} + 2 (h_{i-1} + h_i) s_i + h_{i-1} s_{i+1}
     #                = 3 (h_i m_{i-1} + h_{i-1} m_i)
     zero = jnp.zeros(1, h.dtype)
@@ -69,5 +71,5 @@ def _periodic(x, y, bc_type):
     i = jnp.arange(k)
     a = jnp.diag(2 * (before_h + h))
     a = a.at[i, (i - 1) % k].add(h).at[i, (i + 1) % k].add(before_h)
-    s = jnp.linalg.solve(a, 3 * (h * before_m + before_h * m))
+    s = solve(a, 3 * (h * before_m + before_h * m))
     return jnp.concatenate([s, s[:1]])

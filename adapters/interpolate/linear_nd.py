@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import scipy.interpolate
 
+from .._portable_linalg import solve
 from .._rules import compiled
 from ._scattered import Locate, Scattered, broadcast_batch
 
@@ -59,7 +60,7 @@ def _one(adapter: LinearNDInterpolator, points, values, xi, vertices):
     edges = jnp.swapaxes(corners[:, :n] - last[:, None, :], -1, -2)  # (m, n, n)
     # outside the hull a harmless system, whose result is replaced by fill_value
     edges = jnp.where(inside[:, None, None], edges, jnp.eye(n, dtype=edges.dtype))
-    head = jnp.linalg.solve(edges, (xi - last)[..., None])[..., 0]
+    head = solve(edges, (xi - last)[..., None])[..., 0]
     at_corners = values[jnp.where(vertices >= 0, vertices, 0)]  # (m, n + 1)
     # from the last corner's value, not as the weights' sum: the same function, but its
     # derivatives on constant data are exactly 0 (the weights' cancel only to rounding)

@@ -10,13 +10,13 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
 import jaxbridge as jb
 
 from .._failure import MayFail, require_finite
+from .._portable_linalg import solve
 from .._rules import compiled, total
 from ._solving import failure
 
@@ -238,4 +238,4 @@ def contraction(raw: np.ndarray) -> np.ndarray:
 
 def gain_solve(m: jax.Array, rhs: jax.Array) -> jax.Array:
     """``m⁻¹ rhs`` for the symmetric positive definite ``m`` of a gain, batched, in JAX."""
-    return jnp.linalg.solve(sym(m), rhs)
+    return solve(sym(m), rhs)

@@ -12,6 +12,8 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
+from .._portable_linalg import inv
+
 
 def _safe_root(s: jax.Array, power: float) -> jax.Array:
     """``s ** (1 / power)`` for ``s >= 0``, with derivative 0 (not inf or NaN) at 0."""
@@ -109,7 +111,7 @@ def inverse_covariance(points: jax.Array) -> jax.Array:
     (``ddof = 1``), transposed."""
     centred = points - points.mean(-2, keepdims=True)
     covariance = jnp.swapaxes(centred, -1, -2) @ centred / (points.shape[-2] - 1)
-    return jnp.swapaxes(jnp.linalg.inv(covariance), -1, -2)
+    return jnp.swapaxes(inv(covariance), -1, -2)
 
 
 METRICS: dict[str, Callable[[jax.Array, jax.Array, float, jax.Array | None], jax.Array]] = {

@@ -8,6 +8,8 @@ import math
 import jax
 import jax.numpy as jnp
 
+from .._portable_linalg import det
+
 
 def most_facets(n: int, d: int) -> int:
     """The most facets of a simplicial polytope with ``n`` vertices in ``d`` dimensions (the
@@ -24,7 +26,7 @@ def simplex_volumes(corners: jax.Array) -> jax.Array:
     """The volumes ``|det(v_1 - v_0, ..., v_d - v_0)| / d!`` of (..., d + 1, d) corners."""
     d = corners.shape[-1]
     edges = corners[..., 1:, :] - corners[..., :1, :]
-    return jnp.abs(jnp.linalg.det(edges)) / math.factorial(d)
+    return jnp.abs(det(edges)) / math.factorial(d)
 
 
 def facet_areas(corners: jax.Array) -> jax.Array:
@@ -32,6 +34,6 @@ def facet_areas(corners: jax.Array) -> jax.Array:
     corners, ``E`` their edges from the first; a derivative 0 (not NaN) where one is 0."""
     d = corners.shape[-1]
     edges = corners[..., 1:, :] - corners[..., :1, :]
-    gram = jnp.linalg.det(edges @ jnp.swapaxes(edges, -1, -2))
+    gram = det(edges @ jnp.swapaxes(edges, -1, -2))
     positive = gram > 0
     return jnp.where(positive, jnp.sqrt(jnp.where(positive, gram, 1)), 0) / math.factorial(d - 1)

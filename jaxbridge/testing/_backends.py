@@ -7,8 +7,8 @@ written in JAX, the bridge's own glue, the batching. On a TPU that code meets fl
 products at bf16 precision, emulated float64 and missing float64 decompositions, and a
 difference there is a silently wrong derivative. So the same inputs go through one jitted
 program on each backend, holding the value, the vjp, the jvp, ``vmap`` of each over a batch
-of two, and every second-order composition the rules define (see ``_hessian``), and the
-results must agree:
+of two, and second derivatives where the rules define them (one composition through the
+pullback, one through the pushforward; see ``_hessian``), and the results must agree:
 
 - float64 (64-bit mode on): to ``rtol`` (1e-10) relative to each result's largest entry;
 - float32: within ``factor`` (4) times the CPU's own float32 error against a float64
@@ -60,8 +60,9 @@ def check_backends(
 
     One jitted program per backend holds the value, the vjp of a random cotangent and the
     jvp along a random tangent (where the adapter has those rules), ``vmap`` of each over
-    a batch of two, and every composition of modes that gives second derivatives (as the
-    "hessian" check of ``check_adapter``). float64 arguments (check under 64-bit mode) must
+    a batch of two, and second derivatives (as the "hessian" check of ``check_adapter``: the
+    first composition of modes through the pullback, and the first through the pushforward,
+    that the adapter offers). float64 arguments (check under 64-bit mode) must
     agree to ``rtol`` of each result's largest entry; float32 ones to ``factor`` times the
     CPU's own error against the same program in float64 on the CPU (a few ulps at least).
 
@@ -79,9 +80,7 @@ def check_backends(
     subject = Subject.make(adapter, args, checks=("grad", "jvp", "hessian"), batch=2, seed=seed)
     inputs = _inputs(subject)
     wrt, modes = tuple(subject.wrt), _modes(subject)
-    compositions = tuple(
-        c for c in subject.second_orders if _traces(adapter, wrt, modes, c, inputs)
-    )
+    compositions = _second_orders(subject, lambda c: _traces(adapter, wrt, modes, c, inputs))
     program = functools.partial(_program, adapter, wrt, modes, compositions)
     cpu = jax.devices("cpu")[0]
     on_cpu = _run(program, inputs, cpu)
@@ -95,6 +94,19 @@ def check_backends(
         reference = _run(program, _widened(inputs), cpu)
     for name in on_cpu:
         _agree32(subject, name, where, on_device[name], on_cpu[name], reference[name], factor)
+
+
+def _second_orders(s: Subject, traces: Any) -> tuple[str, ...]:
+    """At most two compositions, each of the program's compile time on a TPU: one that
+    differentiates the pullback (forward or reverse over reverse) and one the pushforward
+    (forward or reverse over forward), the first of each that the adapter does not refuse."""
+    pullback = (FORWARD_OVER_REVERSE, REVERSE_OVER_REVERSE)
+    pushforward = (FORWARD_OVER_FORWARD, REVERSE_OVER_FORWARD)
+    chosen = []
+    for group in (pullback, pushforward):
+        found = [c for c in group if c in s.second_orders and traces(c)]
+        chosen += found[:1]
+    return tuple(chosen)
 
 
 def _traces(adapter: Adapter, wrt: tuple, modes: tuple, composition: str, inputs: dict) -> bool:
@@ -172,7 +184,9 @@ def _program(
     floating_of = in_some(adapter, args, wrt)
 
     def f(*x: jax.Array) -> jax.Array:
-        return sum((jnp.sum(c * o) for c, o in zip(cts, floating_of(*x))), jnp.zeros((), xs[0].dtype))
+        return sum(
+            (jnp.sum(c * o) for c, o in zip(cts, floating_of(*x))), jnp.zeros((), xs[0].dtype)
+        )
 
     grad = jax.grad(f, argnums=tuple(range(len(wrt))))
 
@@ -209,8 +223,9 @@ def _agree64(s: Subject, name: str, where: str, got: list, cpu: list, rtol: floa
         scale = _scale(c)
         error = _error(g, c)
         if error > rtol * scale:
-            raise _failure(s, name, k, where, g, c, f"differs by {error:.3g} (allowed "
-                           f"{rtol:g} x {scale:.3g})")
+            raise _failure(
+                s, name, k, where, g, c, f"differs by {error:.3g} (allowed {rtol:g} x {scale:.3g})"
+            )
 
 
 def _agree32(
@@ -223,7 +238,12 @@ def _agree32(
         error = _error(g, r)
         if error > allowed:
             raise _failure(
-                s, name, k, where, g, c,
+                s,
+                name,
+                k,
+                where,
+                g,
+                c,
                 f"is {error:.3g} from the float64 reference where the CPU's float32 is "
                 f"{own:.3g} (allowed {allowed:.3g})",
             )

@@ -1,0 +1,62 @@
+"""Many host errors in one process, under every transformation, each raised as the adapter's
+own exception inside ``jaxbridge.host_errors`` (JAX's ``JaxRuntimeError`` outside it), and
+the calls between them still right: a training run must never die, or go on with wrong
+numbers, because SciPy raised. In the TPU subset (``-m tpu``, ``docs/accelerators.md``),
+where a host error crosses the device boundary."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxbridge as jb
+
+pytestmark = pytest.mark.tpu
+
+
+class SingularBelowZero(jb.Adapter):
+    """``2 x``, refusing on the host (as SciPy refuses a singular matrix) where ``x[0] < 0``."""
+
+    signature = "(n)->(n)"
+
+    def forward(self, x):
+        if x[0] < 0:
+            raise np.linalg.LinAlgError(f"Matrix is singular (x[0] = {x[0]}).")
+        return 2 * x
+
+    def backward(self, res, g):
+        x = res[0]
+        if x[0] < 0:
+            raise np.linalg.LinAlgError("no gradient at a singular matrix")
+        return (2 * g,)
+
+
+ADAPTER = SingularBelowZero()
+TRANSFORMS = {
+    "jit": jax.jit(ADAPTER),
+    "vmap": jax.jit(jax.vmap(ADAPTER)),
+    "grad": jax.jit(jax.grad(lambda x: jnp.sum(ADAPTER(x) ** 2))),
+    "scan": jax.jit(lambda x: jax.lax.scan(lambda c, r: (c, ADAPTER(r)), None, x)[1]),
+}
+EXPECTED = {"jit": 2.0, "vmap": 2.0, "grad": 8.0, "scan": 2.0}  # per entry, at x = 1
+
+
+def _argument(name: str, sign: float) -> jax.Array:
+    shape = (2, 3) if name in ("vmap", "scan") else (3,)
+    return sign * jnp.ones(shape, jnp.float32)
+
+
+def test_fifty_host_errors_in_a_row_each_raised_and_the_good_calls_between_right():
+    for round_ in range(50):
+        name = list(TRANSFORMS)[round_ % len(TRANSFORMS)]
+        function = TRANSFORMS[name]
+        with pytest.raises(np.linalg.LinAlgError, match="singular"), jb.host_errors():
+            jax.block_until_ready(function(_argument(name, -1.0)))
+        good = np.asarray(function(_argument(name, 1.0)))
+        np.testing.assert_array_equal(good, np.full(good.shape, EXPECTED[name]), err_msg=name)
+
+
+def test_outside_host_errors_a_host_error_is_jaxs_runtime_error_quoting_it():
+    for _ in range(10):
+        with pytest.raises(jax.errors.JaxRuntimeError, match="Matrix is singular"):
+            jax.block_until_ready(TRANSFORMS["jit"](_argument("jit", -1.0)))
