@@ -117,14 +117,10 @@ def _through_pure_callback(
         try:
             if wide and traced_x64 and not x64_mode():
                 raise TypeError(_X64_ON_ANOTHER_THREAD)
-            results = function([np.asarray(a) for a in arrays], None)
+            return tuple(function([np.asarray(a) for a in arrays], None))
         except Exception as error:
             _report(error)
             raise
-        # dense, row-major results: off the CPU, XLA copies a result's bytes to the device
-        # as if they were, and a broadcast or transposed view came back as other numbers
-        # (garbage past a broadcast's few bytes, measured on a TPU)
-        return tuple(np.ascontiguousarray(r) for r in results)
 
     return tuple(jax.pure_callback(on_host, tuple(specs), *args, vmap_method="expand_dims"))
 
