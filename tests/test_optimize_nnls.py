@@ -88,3 +88,35 @@ def test_bad_input_is_named():
         Nnls(maxiter=0)
     with jax.enable_x64(True), pytest.raises(OptimizeError, match="Nnls.*'A'.*non-finite"):
         Nnls()(np.full((3, 2), np.nan), np.ones(3))
+
+
+def test_no_unknowns_gives_the_norm_of_b_without_calling_scipy():
+    """SciPy 1.17's nnls aborts the process ("double free") on an (m, 0) matrix: x is empty
+    and rnorm = ‖b‖, whose gradient is b / ‖b‖; with no equations x = 0 and rnorm = 0."""
+    with jax.enable_x64(True):
+        b = np.array([1.0, -2.0, 2.0])
+        x, rnorm = Nnls()(np.zeros((3, 0)), b)
+        assert x.shape == (0,) and float(rnorm) == 3.0
+        grad = jax.grad(lambda b: Nnls()(np.zeros((3, 0)), b)[1])(jnp.asarray(b))
+        np.testing.assert_allclose(grad, b / 3.0, rtol=1e-15)
+        x, rnorm = Nnls()(np.zeros((0, 2)), np.zeros(0))
+        np.testing.assert_array_equal(x, [0.0, 0.0])
+        assert float(rnorm) == 0.0
+
+
+def test_rnorm_at_an_exact_fit_has_the_subgradient_zero_not_rounding_noise():
+    """At b = A x with every entry positive, the residual is rounding: its direction turned
+    completely when b moved by one ulp. The documented derivative there is 0; just off the
+    fit, it is r / ‖r‖ as SciPy's differences say."""
+    with jax.enable_x64(True):
+        a = RNG.normal(size=(6, 4))
+        fit = a @ np.array([1.0, 2.0, 0.5, 3.0])
+        for b in (fit, np.nextafter(fit, np.inf)):
+            grad = jax.grad(lambda b: Nnls()(a, b)[1])(jnp.asarray(b))
+            np.testing.assert_array_equal(grad, np.zeros(6))
+            tangent = jax.jvp(lambda b: Nnls()(a, b)[1], (jnp.asarray(b),), (jnp.ones(6),))[1]
+            assert float(tangent) == 0.0
+        off = fit + 1e-3 * RNG.normal(size=6)
+        grad = jax.grad(lambda b: Nnls()(a, b)[1])(jnp.asarray(off))
+        expected = central(lambda a, b: scipy.optimize.nnls(a, b)[1], (a, off), 1)
+        np.testing.assert_allclose(grad, expected, rtol=1e-6, atol=1e-8)

@@ -9,6 +9,7 @@ import jaxbridge as jb
 from .._failure import MayFail, require_finite
 from ._implicit import OptimizeError
 
+_ROUNDING = 64 * np.finfo(np.float64).eps  # a residual this small is rounding: an exact fit
 _ZERO = 1e-9  # a multiplier this small, relative to its column's and the residual's size, is 0
 
 
@@ -58,7 +59,10 @@ class Nnls(MayFail):
             require_finite("argument 'A'", A, OptimizeError.because)
             require_finite("argument 'b'", b, OptimizeError.because)
             try:
-                x, rnorm = scipy.optimize.nnls(A, b, maxiter=self.maxiter)
+                if A.size == 0:  # (SciPy 1.17's nnls frees twice, aborting the process)
+                    x, rnorm = np.zeros(A.shape[-1]), np.linalg.norm(b)
+                else:
+                    x, rnorm = scipy.optimize.nnls(A, b, maxiter=self.maxiter)
             except RuntimeError as error:  # (SciPy's iteration limit)
                 raise OptimizeError.because(f"nnls did not converge ({error})") from None
         except OptimizeError as error:
@@ -115,6 +119,11 @@ class _ActiveSet:
         self.a_p, self.x_p = A[:, self.p], x[self.p]
         self.r = b - self.a_p @ self.x_p
         self.norm = float(np.linalg.norm(self.r))
+        # an exact fit: what is left of r is rounding, whose direction means nothing (it
+        # turned completely when b moved by one ulp); rnorm's subgradient there is 0
+        terms = np.linalg.norm(b) + np.linalg.norm(np.abs(self.a_p) @ np.abs(self.x_p))
+        if self.norm <= _ROUNDING * np.sqrt(max(b.size, 1)) * terms:
+            self.r, self.norm = np.zeros_like(self.r), 0.0
         zero = np.flatnonzero(x <= 0)
         multipliers = A[:, zero].T @ self.r  # -∇ of ½‖A x - b‖² at the zero entries
         scale = np.linalg.norm(A[:, zero], axis=0) * self.norm
@@ -124,7 +133,7 @@ class _ActiveSet:
                 "would leave 0 under the smallest change): x has no derivative"
             )
         self._gram = self.a_p.T @ self.a_p
-        if np.linalg.matrix_rank(self.a_p) < len(self.p):
+        if self.p.size and np.linalg.matrix_rank(self.a_p) < len(self.p):
             raise OptimizeError.because(
                 "nnls's solution is degenerate: the columns of its positive entries are "
                 "not independent: x has no derivative"
