@@ -77,9 +77,15 @@ class MedianFilter(jb.Adapter):
     def forward(self, input):
         image = np.asarray(input).reshape(self.shape)
         output = image.dtype if np.issubdtype(image.dtype, np.floating) else np.float64
+        size = sizes(OWNER, self.size, image.ndim)
+        if image.ndim == 1:
+            # SciPy's 1-D path reads past an image shorter than its window (uninitialised
+            # memory, or wrong medians, in "mirror", "wrap" and others); its 2-D path with a
+            # (size, 1) box is right, and a median is one of the entries either way
+            image, size = image[:, None], (*size, 1)
         values = scipy.ndimage.median_filter(
             image,
-            self.size,  # type: ignore[arg-type] (SciPy takes one per axis)
+            size,  # type: ignore[arg-type] (SciPy takes one per axis)
             output=output,
             mode=self.mode,
             cval=self.cval,
