@@ -164,3 +164,22 @@ def test_bad_input_is_named():
         rotate(IMAGE, 10.0, axes=(0, 0))
     with pytest.raises(ValueError, match="rotate: argument 'input' must have at least two"):
         rotate(IMAGE[0], 10.0)
+
+
+def test_a_homogeneous_matrix_with_another_bottom_row_is_refused_as_scipy_refuses_it():
+    """Its bottom row was dropped silently: a projective matrix gave an affine answer."""
+    image = np.arange(16.0).reshape(4, 4)
+    projective = np.eye(3)
+    projective[2, 0] = 0.5
+    with pytest.raises(ValueError, match="bottom row"):
+        ndi.affine_transform(image, projective)
+    with pytest.raises(ValueError, match=r"AffineTransform: argument 'matrix' .* bottom row"):
+        affine_transform(image, projective)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="'matrix' has non-finite entries"):
+        jax.block_until_ready(jax.jit(lambda m: affine_transform(image, m))(projective))
+    affine = np.eye(3)
+    affine[:2, 2] = [0.5, -0.25]  # the right bottom row: SciPy's value
+    np.testing.assert_array_equal(
+        affine_transform(image.astype(np.float32), affine.astype(np.float32), order=1),
+        ndi.affine_transform(image.astype(np.float32), affine.astype(np.float32), order=1),
+    )

@@ -161,6 +161,8 @@ def affine_arguments(
     if matrix.ndim == 1 and matrix.shape == (d,) and k == d:
         matrix = jnp.diag(matrix)
     elif matrix.ndim == 2 and matrix.shape[1] == d + 1 and matrix.shape[0] in (d, d + 1):
+        if matrix.shape[0] == d + 1:
+            matrix = _homogeneous(owner, d, matrix)
         offset = matrix[:d, d]
         matrix = matrix[:d, :d]
     if matrix.shape != (d, k):
@@ -200,3 +202,20 @@ def affine_transform(
         output_shape=tuple(output_shape) if output_shape is not None else (),
     )
     return adapter(input, matrix, offset)
+
+
+def _homogeneous(owner: str, d: int, matrix: jax.Array) -> jax.Array:
+    """A (d + 1, d + 1) homogeneous matrix whose bottom row must be ``[0, ..., 0, 1]``, as
+    SciPy demands (another row is a projective map, not an affine one): refused when the
+    matrix is known; when it is traced (values unknown until it runs) made NaN, which the
+    adapter's host check refuses as a non-finite matrix, never dropping the row silently."""
+    bottom = jnp.zeros(d + 1, matrix.dtype).at[d].set(1)
+    if not isinstance(matrix, jax.core.Tracer):
+        if not np.array_equal(np.asarray(matrix[d]), np.asarray(bottom)):
+            raise ValueError(
+                f"{owner}: argument 'matrix' is homogeneous, {(d + 1, d + 1)}, but its bottom "
+                f"row is {np.asarray(matrix[d]).tolist()}, not {np.asarray(bottom).tolist()} "
+                "(an affine map's); SciPy refuses it too."
+            )
+        return matrix
+    return jnp.where(jnp.all(matrix[d] == bottom), matrix, jnp.nan)
