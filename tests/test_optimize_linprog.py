@@ -151,3 +151,41 @@ def test_bad_arguments_are_named():
         Linprog(method="simplex")
     with jax.enable_x64(True), pytest.raises(ValueError, match="Linprog.*'lower'"):
         Linprog()(C, A_UB, B_UB, A_EQ, B_EQ, np.full(3, np.nan), UPPER)
+
+
+def _highs(c, a_ub, b_ub, lower, upper):
+    return scipy.optimize.linprog(
+        c, a_ub if len(b_ub) else None, b_ub if len(b_ub) else None, bounds=list(zip(lower, upper))
+    )
+
+
+@pytest.mark.parametrize(
+    ("c", "a_ub", "b_ub", "upper"),
+    [
+        # bounds of very different sizes: one scale from the largest |x| read x2 = 0.05 as
+        # "at lower" and dropped its real bound
+        ([-1.0, -1.0], np.zeros((0, 2)), np.zeros(0), [1e6, 0.05]),
+        ([-1.0, -3.0], [[1.0, 1.0]], [2e4], [1e4, 1e-3]),
+        # and refused this good vertex as "3 constraints hold there for 2 unknowns"
+        ([-1.0, -1.0], [[0.0, 1.0]], [0.05], [1e6, np.inf]),
+    ],
+    ids=["box", "row-and-box", "row"],
+)
+def test_constraints_of_very_different_sizes_have_highs_marginals(c, a_ub, b_ub, upper):
+    """d fun / d b_ub and d fun / d bounds are HiGHS's marginals, d fun / d c is x."""
+    c, a_ub, b_ub, upper = (np.asarray(v, np.float64) for v in (c, a_ub, b_ub, upper))
+    lower = np.zeros(2)
+    highs = _highs(c, a_ub, b_ub, lower, upper)
+    none = np.zeros((0, 2)), np.zeros(0)
+    with jax.enable_x64(True):
+        args = tuple(map(jnp.asarray, (c, a_ub, b_ub, *none, lower, upper)))
+        dc, db_ub, dlower, dupper = jax.grad(
+            lambda *a: Linprog()(*a)[1], argnums=(0, 2, 5, 6)
+        )(*args)
+        dx = jax.jacobian(lambda u: Linprog()(*args[:6], u)[0])(args[6])
+    np.testing.assert_allclose(dc, highs.x, rtol=1e-12)
+    np.testing.assert_allclose(db_ub, highs.ineqlin.marginals, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dlower, highs.lower.marginals, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dupper, highs.upper.marginals, rtol=1e-12, atol=1e-12)
+    at_upper = np.isclose(highs.x, upper)  # x follows the upper bounds it sits at
+    np.testing.assert_allclose(dx, np.diag(at_upper.astype(float)), atol=1e-12)

@@ -141,10 +141,19 @@ class _Vertex:
     def __init__(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper, x):
         n = len(c)
         eye = np.eye(n)
-        scale = 1 + np.abs(x).max(initial=0)
-        tight_ub = np.abs(b_ub - a_ub @ x) <= _TIGHT * (np.abs(a_ub).sum(-1) * scale + np.abs(b_ub))
-        tight_lo = np.isfinite(lower) & (np.abs(x - lower) <= _TIGHT * scale)
-        tight_up = np.isfinite(upper) & (np.abs(upper - x) <= _TIGHT * scale) & ~tight_lo
+        # each constraint on its own scale: a row's from its own terms, a bound's from its
+        # entry (one scale from the largest |x| read a narrow box as "at lower" beside a
+        # large entry, and refused a good vertex as having too many constraints)
+        tight_ub = np.abs(b_ub - a_ub @ x) <= _TIGHT * (
+            np.abs(a_ub) @ (np.abs(x) + 1) + np.abs(b_ub)
+        )
+        entry = 1 + np.abs(x)
+        to_lower, to_upper = np.abs(x - lower), np.abs(upper - x)
+        tight_lo = np.isfinite(lower) & (to_lower <= _TIGHT * entry)
+        tight_up = np.isfinite(upper) & (to_upper <= _TIGHT * entry)
+        both = tight_lo & tight_up  # (a box narrower than the tolerance: the nearer bound)
+        tight_lo &= ~both | (to_lower <= to_upper)
+        tight_up &= ~tight_lo
         self.rows = (np.flatnonzero(tight_ub), np.flatnonzero(tight_lo), np.flatnonzero(tight_up))
         self.sizes = (len(b_ub), len(b_eq), n)
         self.matrix = np.concatenate([a_eq, a_ub[tight_ub], eye[tight_lo], eye[tight_up]])
@@ -169,6 +178,16 @@ class _Vertex:
             raise OptimizeError.because(
                 "linprog's optimum is degenerate: a constraint holds there with a zero "
                 "multiplier (the optimum moves to one side only): x has no derivative"
+            )
+        # c = Mᵀ y: an upper limit (a row of A_ub, an upper bound) pushes back with y < 0, a
+        # lower bound with y > 0; another sign means these are not the optimum's constraints
+        upper_side = np.concatenate(
+            [-np.ones(len(self.rows[0])), np.ones(len(self.rows[1])), -np.ones(len(self.rows[2]))]
+        )
+        if (inequalities * upper_side < 0).any():
+            raise OptimizeError.because(
+                "linprog's optimum could not be matched to the constraints that hold there "
+                "(a multiplier has the wrong sign): x has no derivative"
             )
 
     def gather(self, tangents) -> np.ndarray:
