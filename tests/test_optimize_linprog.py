@@ -179,9 +179,9 @@ def test_constraints_of_very_different_sizes_have_highs_marginals(c, a_ub, b_ub,
     none = np.zeros((0, 2)), np.zeros(0)
     with jax.enable_x64(True):
         args = tuple(map(jnp.asarray, (c, a_ub, b_ub, *none, lower, upper)))
-        dc, db_ub, dlower, dupper = jax.grad(
-            lambda *a: Linprog()(*a)[1], argnums=(0, 2, 5, 6)
-        )(*args)
+        dc, db_ub, dlower, dupper = jax.grad(lambda *a: Linprog()(*a)[1], argnums=(0, 2, 5, 6))(
+            *args
+        )
         dx = jax.jacobian(lambda u: Linprog()(*args[:6], u)[0])(args[6])
     np.testing.assert_allclose(dc, highs.x, rtol=1e-12)
     np.testing.assert_allclose(db_ub, highs.ineqlin.marginals, rtol=1e-12, atol=1e-12)
