@@ -132,3 +132,15 @@ def test_bad_input_is_named():
             LsqLinear()(A, B, UB, LB)
         with host_errors(), pytest.raises(OptimizeError, match="LsqLinear.*'A'.*non-finite"):
             LsqLinear()(np.full((3, 2), np.nan), np.ones(3))
+
+
+@pytest.mark.parametrize("method", ["trf", "bvls"])
+def test_an_entry_at_the_upper_end_of_a_box_narrower_than_the_tolerance(method):
+    """x2 at ub = 5e-8 is within the tolerance of lb = 0 too: it was read as at lb, and its
+    multiplier's sign refused it ("zero multiplier"). cost = ½ (1 - ub)² there, so d cost
+    / d ub = -(1 - ub)."""
+    with jax.enable_x64(True):
+        a, b = jnp.eye(2), jnp.array([1.0, 1.0])
+        lb, ub = jnp.zeros(2), jnp.array([jnp.inf, 5e-8])
+        grad = jax.grad(lambda u: LsqLinear(method=method)(a, b, lb, u)[1])(ub)
+    np.testing.assert_allclose(grad, [0.0, -(1 - 5e-8)], rtol=1e-7)

@@ -175,7 +175,10 @@ class _ActiveSet:
             raise OptimizeError.because("lsq_linear found no solution: x has no derivative")
         A, b, lb, ub, x = (np.asarray(v, np.float64) for v in (A, b, lb, ub, x))  # noqa: N806
         tight = _TIGHT * (1 + np.abs(x))
-        self.side = np.where(x - lb <= tight, -1, np.where(ub - x <= tight, 1, 0))
+        to_lb, to_ub = x - lb, ub - x
+        # at a bound, the nearer one: a box narrower than the tolerance is at both
+        at_lb = (to_lb <= tight) & (to_lb <= to_ub)
+        self.side = np.where(at_lb, -1, np.where(to_ub <= tight, 1, 0))
         self.a = A
         self.free, self.bounded = np.flatnonzero(self.side == 0), np.flatnonzero(self.side)
         if (lb[self.bounded] == ub[self.bounded]).any():
