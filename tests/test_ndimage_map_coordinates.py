@@ -263,3 +263,22 @@ def test_bad_arguments_are_named():
         map_coordinates(IMAGE, bad)
     with pytest.raises(ValueError, match="MapCoordinates: argument 'input' must have trailing"):
         MapCoordinates(shape=(5, 5))(IMAGE.reshape(-1), POINTS)
+
+
+@pytest.mark.parametrize("order", [0, 1, 3])
+def test_no_coordinates_give_empty_values_and_zero_derivatives_in_every_mode(order):
+    """Empty in, empty out: the derivatives of a (2, 0) set of coordinates raised
+    ZeroDivisionError (a reshape of zero terms) where SciPy's value is empty."""
+    image = jnp.arange(12.0).reshape(3, 4)
+    none = jnp.zeros((2, 0))
+    for mode in MODES:
+        assert ndi.map_coordinates(np.asarray(image), none, order=order).shape == (0,)
+
+        def call(i, c):
+            return map_coordinates(i, c, order=order, mode=mode)
+
+        assert call(image, none).shape == (0,)
+        d_image, d_points = jax.grad(lambda i, c: call(i, c).sum(), argnums=(0, 1))(image, none)
+        np.testing.assert_array_equal(d_image, np.zeros((3, 4)))
+        assert d_points.shape == (2, 0)
+        assert jax.jvp(call, (image, none), (image, none))[1].shape == (0,)

@@ -152,7 +152,7 @@ def evaluate(
     terms = coefficients.reshape(-1)[flat]
     if mode == "grid-constant":
         terms = jnp.where(missing, jnp.asarray(cval, terms.dtype), terms)
-    values = jnp.sum((terms * product).reshape(m, -1), axis=-1)
+    values = jnp.sum((terms * product).reshape(m, (order + 1) ** len(shape)), axis=-1)
     return jnp.where(outside, jnp.asarray(cval, values.dtype), values)
 
 
