@@ -99,3 +99,19 @@ def test_bad_input_is_named():
             Cdist("cosine")(XA, zero)
         with pytest.raises(ValueError, match="Pdist.*'X' has a constant row"):
             Pdist("correlation")(np.vstack([XA[:2], np.ones((1, 3))]))
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["plain", "zero-weight"])
+def test_minkowski_with_p_inf_differentiates_as_chebyshev(weighted):
+    """SciPy takes p = inf (Chebyshev's value); the derivatives were NaN (|d| ** inf)."""
+    w = np.array([1.0, 0.0, 2.0])
+    options = {"w": w} if weighted else {}
+    with jax.enable_x64(True):
+        cdist = Cdist("minkowski", p=np.inf)
+        expected = distance.cdist(XA, XB, "minkowski", p=np.inf, **options)
+        np.testing.assert_array_equal(cdist(XA, XB, **options), expected)
+        jacobian = jax.jacobian(lambda a: cdist(a, XB, **options))(XA)
+        tangent = jax.jvp(lambda a: cdist(a, XB, **options), (XA,), (XA,))[1]
+    reference = central(lambda a: distance.cdist(a, XB, "minkowski", p=np.inf, **options), XA)
+    np.testing.assert_allclose(jacobian, reference, atol=1e-8)
+    np.testing.assert_allclose(tangent, np.einsum("ijkl,kl->ij", reference, XA), atol=1e-7)

@@ -7,6 +7,7 @@ The values come from SciPy; these give the derivatives (and the derivatives of t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import jax
@@ -59,6 +60,8 @@ def chebyshev(xa, xb, p, w):
 
 
 def minkowski(xa, xb, p, w):
+    if p == math.inf:  # SciPy's value is Chebyshev's (|d|^inf had NaN derivatives)
+        return chebyshev(xa, xb, p, w)
     return _safe_root(_weighted_sum(_abs(_differences(xa, xb)) ** p, w), p)
 
 
