@@ -191,3 +191,26 @@ def test_the_median_of_a_1d_image_shorter_than_its_window_is_the_padded_windows(
         for _ in range(2):  # (uninitialised memory changed from call to call)
             got = np.asarray(median_filter(image, size, mode=mode))
             np.testing.assert_array_equal(got, expected, err_msg=f"n={n}, size={size}")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gradients_in_every_mode_with_a_nonzero_origin_match_scipys_differences(mode):
+    """Each mode's padding and the origin's sign reach only the derivative's code (the
+    values are SciPy's): a wrong padding for one mode or a flipped origin passed every other
+    test. An even kernel with origin 1 and one with origin -1, along both axes."""
+    with jax.enable_x64(True):
+        for axis, kernel, origin in [
+            (0, np.array([0.2, -0.5, 1.0, 0.4]), 1),
+            (1, np.array([0.3, 1.0, -0.6]), -1),
+        ]:
+
+            def scipy_filter(x, k, axis=axis, origin=origin):
+                return ndi.correlate1d(x, k, axis, mode=mode, cval=0.3, origin=origin)
+
+            g_image, g_kernel = jax.grad(
+                lambda x, k: loss(correlate1d(x, k, axis, mode, 0.3, origin=origin)), (0, 1)
+            )(IMAGE, kernel)
+            expected = central(lambda x: scipy_filter(x, kernel), IMAGE)
+            np.testing.assert_allclose(g_image, expected, 1e-6, 1e-7, err_msg=f"axis {axis}")
+            expected = central(lambda k: scipy_filter(IMAGE, k), kernel)
+            np.testing.assert_allclose(g_kernel, expected, 1e-6, 1e-7, err_msg=f"axis {axis}")

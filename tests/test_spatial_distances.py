@@ -115,3 +115,18 @@ def test_minkowski_with_p_inf_differentiates_as_chebyshev(weighted):
     reference = central(lambda a: distance.cdist(a, XB, "minkowski", p=np.inf, **options), XA)
     np.testing.assert_allclose(jacobian, reference, atol=1e-8)
     np.testing.assert_allclose(tangent, np.einsum("ijkl,kl->ij", reference, XA), atol=1e-7)
+
+
+def test_chebyshev_with_a_zero_weight_leaves_that_coordinate_out_of_the_derivative():
+    """SciPy takes zero weights (Chebyshev's weights only choose coordinates, those above 0);
+    the property suite drew positive weights alone, so the mask's edge went unchecked. The
+    zero-weighted coordinate holds the largest differences here."""
+    w = np.array([1.0, 0.0, 2.0])
+    xa = XA * np.array([1.0, 10.0, 1.0])
+    with jax.enable_x64(True):
+        jacobian = jax.jacobian(lambda a: Cdist("chebyshev")(a, XB, w=w))(xa)
+        pdist_jacobian = jax.jacobian(lambda a: Pdist("chebyshev")(a, w=w))(xa)
+    expected = central(lambda a: distance.cdist(a, XB, "chebyshev", w=w), xa)
+    np.testing.assert_allclose(jacobian, expected, atol=1e-8)
+    expected = central(lambda a: distance.pdist(a, "chebyshev", w=w), xa)
+    np.testing.assert_allclose(pdist_jacobian, expected, atol=1e-8)
