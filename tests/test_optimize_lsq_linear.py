@@ -144,3 +144,23 @@ def test_an_entry_at_the_upper_end_of_a_box_narrower_than_the_tolerance(method):
         lb, ub = jnp.zeros(2), jnp.array([jnp.inf, 5e-8])
         grad = jax.grad(lambda u: LsqLinear(method=method)(a, b, lb, u)[1])(ub)
     np.testing.assert_allclose(grad, [0.0, -(1 - 5e-8)], rtol=1e-7)
+
+
+def test_trf_stopping_a_few_1e_9_inside_an_active_bound_is_at_it():
+    """trf stops within its tolerance of a bound, not on it: here x[3] = -0.1 + 4.5e-9 (SciPy's
+    own active_mask says free). The at-bound tolerance must read it as at its bound: the
+    gradient is then bvls's (which lands on the bound exactly) by central differences."""
+    rng = np.random.default_rng(125)
+    a, b = rng.normal(size=(8, 4)), rng.normal(size=8)
+    lb, ub = -0.1 * np.ones(4), 0.1 * np.ones(4)
+    trf = scipy.optimize.lsq_linear(a, b, bounds=(lb, ub), method="trf", tol=1e-10)
+    assert 1e-9 < trf.x[3] - lb[3] < 1e-8  # (the case this test is for)
+
+    def cost(b):
+        return scipy.optimize.lsq_linear(a, b, bounds=(lb, ub), method="bvls").cost
+
+    h = 1e-6
+    expected = [(cost(b + h * e) - cost(b - h * e)) / (2 * h) for e in np.eye(8)]
+    with jax.enable_x64(True):
+        grad = jax.grad(lambda b: LsqLinear(method="trf")(a, b, lb, ub)[1])(jnp.asarray(b))
+    np.testing.assert_allclose(grad, expected, rtol=1e-6, atol=1e-9)
