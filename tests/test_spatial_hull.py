@@ -45,6 +45,24 @@ def test_hull_volume_and_area_are_scipys_and_their_derivatives_its_differences(d
     np.testing.assert_array_equal(jacobian[:, inside], 0)  # (inner points do not move it)
 
 
+@pytest.mark.parametrize(("d", "seed"), [(2, 1), (3, 0)])
+def test_a_facet_that_starts_at_point_0_counts(d, seed):
+    """Padded facets are rows of -1, real ones start at a vertex index >= 0: where Qhull
+    lists point 0 first in a facet (these clouds), a test ``> 0`` would drop that facet, and
+    no other test had point 0 there (in the square Qhull lists it second)."""
+    points = np.random.default_rng(seed).normal(size=(7 if d == 2 else 9, d))
+    hull = scipy.spatial.ConvexHull(points)
+    assert (hull.simplices[:, 0] == 0).any()  # (the case this test is for)
+    with jax.enable_x64(True):
+        jacobian = jax.jacrev(lambda x: jnp.stack(ConvexHull()(x)))(jnp.asarray(points))
+
+    def scipys(x):
+        hull = scipy.spatial.ConvexHull(x)
+        return np.array([hull.volume, hull.area])
+
+    np.testing.assert_allclose(jacobian, central(scipys, points), rtol=1e-7, atol=1e-8)
+
+
 def test_closed_form_of_a_square():
     """The unit square and an inner point: area 1 and perimeter 4; moving the corner (1, 1)
     along x grows the area by 1/2 (the shoelace: ``(y_next - y_previous) / 2``) and the
