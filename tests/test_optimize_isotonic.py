@@ -2,6 +2,8 @@
 central differences of ``scipy.optimize.isotonic_regression`` and the block means' closed
 form, to second order; bad input; a SciPy without the routine (before 1.12)."""
 
+import importlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -88,9 +90,9 @@ def test_bad_input_is_named():
 
 
 def test_a_scipy_without_the_routine_refuses_the_adapter(monkeypatch):
-    from jaxbridge.adapters.optimize import isotonic_regression
-
-    monkeypatch.setattr(isotonic_regression, "_SCIPYS", None)
+    # (the module: the package's name isotonic_regression is SciPy's call form)
+    module = importlib.import_module("jaxbridge.adapters.optimize.isotonic_regression")
+    monkeypatch.setattr(module, "_SCIPYS", None)
     with pytest.raises(ValueError, match="IsotonicRegression needs .* SciPy 1.12"):
         IsotonicRegression()
 

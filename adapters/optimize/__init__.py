@@ -4,6 +4,10 @@ The residual, objective or constraints are jaxbridge Adapters whose host ``forwa
 ``backward`` SciPy calls directly; the solution is checked and refined, and differentiated
 by the implicit function theorem at the returned point.
 
+SciPy's call forms, with SciPy's arguments: ``linprog`` (every form of ``bounds``),
+``nnls``, ``lsq_linear`` (``bounds=(lb, ub)``), ``linear_sum_assignment`` and
+``isotonic_regression``.
+
 A batch (``vmap``) is solved element by element in one host call. The loop stays on one
 thread: SciPy's optimizers call back into Python at every iteration, holding the GIL, so
 threads would not overlap them.
@@ -11,15 +15,20 @@ threads would not overlap them.
 
 from ._implicit import OptimizeError as OptimizeError
 from .isotonic_regression import IsotonicRegression as IsotonicRegression
+from .isotonic_regression import isotonic_regression as isotonic_regression
 from .least_squares import LeastSquares as LeastSquares
 from .linear_sum_assignment import LinearSumAssignment as LinearSumAssignment
+from .linear_sum_assignment import linear_sum_assignment as linear_sum_assignment
 from .linprog import Linprog as Linprog
+from .linprog import linprog as linprog
 from .lsq_linear import LsqLinear as LsqLinear
+from .lsq_linear import lsq_linear as lsq_linear
 from .milp import Milp as Milp
 from .minimize import Minimize as Minimize
 from .minimize_bounded import MinimizeBounded as MinimizeBounded
 from .minimize_constrained import MinimizeConstrained as MinimizeConstrained
 from .nnls import Nnls as Nnls
+from .nnls import nnls as nnls
 from .root import Root as Root
 
 __all__ = [
@@ -35,6 +44,11 @@ __all__ = [
     "Nnls",
     "OptimizeError",
     "Root",
+    "isotonic_regression",
+    "linear_sum_assignment",
+    "linprog",
+    "lsq_linear",
+    "nnls",
 ]
 
 # The family's row in the README's catalogue table and its name in

@@ -103,3 +103,10 @@ class IsotonicRegression(jb.Adapter):
         ]
         tangents = [jnp.zeros_like(v) if t is None else t for v, t in zip(primals, tangents)]
         return jax.jvp(lambda y, w: self._means(y, w, blocks), tuple(primals), tuple(tangents))[1]
+
+
+def isotonic_regression(y: Any, *, weights: Any = None, increasing: bool = True) -> Any:
+    """``scipy.optimize.isotonic_regression(y, weights=weights, increasing=increasing).x``
+    as ``IsotonicRegression(increasing)(y, weights)``: the fit ``x`` (SciPy returns it in
+    a result object, with its blocks)."""
+    return IsotonicRegression(increasing=increasing)(y, weights)

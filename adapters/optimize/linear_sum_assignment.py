@@ -1,5 +1,7 @@
 """``LinearSumAssignment``: SciPy's ``linear_sum_assignment``, the matching as integers."""
 
+from typing import Any
+
 import jax
 import numpy as np
 import scipy.optimize
@@ -58,3 +60,9 @@ class LinearSumAssignment(jb.Adapter):
 
     def pullback(self, res, g):
         return (None,)
+
+
+def linear_sum_assignment(cost_matrix: Any, maximize: bool = False) -> Any:
+    """``scipy.optimize.linear_sum_assignment(cost_matrix, maximize)`` as
+    ``LinearSumAssignment(maximize)(cost_matrix)``: ``(rows, cols)``, as SciPy's."""
+    return LinearSumAssignment(maximize=maximize)(cost_matrix)

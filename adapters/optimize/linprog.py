@@ -11,6 +11,7 @@ import jaxbridge as jb
 
 from .._failure import MayFail, require_finite
 from ._implicit import OptimizeError
+from ._scipy_forms import bound_arrays, refuse_scipy_bounds
 
 _TIGHT = 1e-7  # a constraint this close to equality, relative to its scale, holds at x
 _ZERO = 1e-9  # a multiplier this small, relative to the largest, is no multiplier
@@ -56,6 +57,8 @@ class Linprog(MayFail):
         lower: Any = None,
         upper: Any = None,
     ) -> Any:
+        for name, value in (("lower", lower), ("upper", upper)):
+            refuse_scipy_bounds("Linprog", name, value, "optimize.linprog(..., bounds=...)")
         c = jnp.asarray(c)
         n = c.shape[-1] if c.ndim else 0
         empty = jnp.zeros((0, n), c.dtype)
@@ -219,3 +222,22 @@ class _Vertex:
         lower[lo] = rhs[at : at + len(lo)]
         upper[up] = rhs[at + len(lo) :]
         return a_ub, b_ub, a_eq, rhs[:q], lower, upper
+
+
+def linprog(
+    c: Any,
+    A_ub: Any = None,  # noqa: N803 (SciPy's names)
+    b_ub: Any = None,
+    A_eq: Any = None,  # noqa: N803
+    b_eq: Any = None,
+    bounds: Any = (0, None),
+    method: str = "highs",
+) -> Any:
+    """``scipy.optimize.linprog(c, A_ub, b_ub, A_eq, b_eq, bounds, method=method)`` as
+    ``Linprog(method)(c, A_ub, b_ub, A_eq, b_eq, lower, upper)``: ``(x, fun)``, SciPy's
+    ``res.x`` and ``res.fun``. ``bounds`` in every form SciPy takes: one ``(min, max)``
+    pair for every variable, a list of pairs, ``None`` for no bound (default ``(0,
+    None)``); or an (n, 2) array, differentiable like ``lower`` and ``upper``."""
+    c = jnp.asarray(c)
+    lower, upper = bound_arrays("linprog", bounds, c.shape[-1], c.dtype)
+    return Linprog(method)(c, A_ub, b_ub, A_eq, b_eq, lower, upper)

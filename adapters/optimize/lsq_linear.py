@@ -13,6 +13,7 @@ import jaxbridge as jb
 
 from .._failure import MayFail, require_finite
 from ._implicit import OptimizeError
+from ._scipy_forms import refuse_scipy_bounds
 
 _TIGHT = 1e-7  # an entry this close to a bound, relative to its size, is at it (trf stops
 # within about 5e-9 of it; its active_mask missed 6 of 300 random problems' bounded entries)
@@ -56,6 +57,8 @@ class LsqLinear(MayFail):
     blas_threads = 1  # its dense least squares woke OpenBLAS's threads (see Adapter.blas_threads)
 
     def __call__(self, A: Any, b: Any, lb: Any = None, ub: Any = None) -> Any:  # noqa: N803
+        for name, value in (("lb", lb), ("ub", ub)):
+            refuse_scipy_bounds("LsqLinear", name, value, "optimize.lsq_linear(A, b, bounds)")
         n = jnp.shape(A)[-1]
         dtype = jnp.result_type(A, b)
         lb = jnp.full(n, -jnp.inf, dtype) if lb is None else lb
@@ -216,3 +219,25 @@ class _ActiveSet:
     def solve(self, v: np.ndarray) -> np.ndarray:
         """``(a_Fᵀ a_F)⁻¹ v``."""
         return np.linalg.solve(self._gram, v)
+
+
+def lsq_linear(
+    A: Any,  # noqa: N803 (SciPy's names)
+    b: Any,
+    bounds: Any = (-np.inf, np.inf),
+    method: Literal["trf", "bvls"] = "trf",
+    tol: float = 1e-10,
+    max_iter: int | None = None,
+) -> Any:
+    """``scipy.optimize.lsq_linear(A, b, bounds, method, tol, max_iter=max_iter)`` as
+    ``LsqLinear(method, tol, max_iter)(A, b, lb, ub)``: ``(x, cost)``, SciPy's ``res.x``
+    and ``res.cost``. ``bounds`` is SciPy's ``(lb, ub)``, each a number or an (n,) array."""
+    if not (isinstance(bounds, (list, tuple)) and len(bounds) == 2):
+        raise ValueError(
+            "lsq_linear: argument 'bounds' must be SciPy's (lb, ub), each a number or an "
+            f"array of one bound per variable; got {bounds!r}."
+        )
+    n = jnp.shape(A)[-1]
+    dtype = jnp.result_type(A, b)
+    lb, ub = (jnp.broadcast_to(jnp.asarray(v, dtype), (n,)) for v in bounds)
+    return LsqLinear(method=method, tol=tol, max_iter=max_iter)(A, b, lb, ub)

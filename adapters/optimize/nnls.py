@@ -1,5 +1,7 @@
 """``Nnls``: SciPy's ``nnls``, differentiable on its active set."""
 
+from typing import Any
+
 import jax
 import numpy as np
 import scipy.optimize
@@ -142,3 +144,9 @@ class _ActiveSet:
     def solve(self, v: np.ndarray) -> np.ndarray:
         """``(a_pᵀ a_p)⁻¹ v``."""
         return np.linalg.solve(self._gram, v)
+
+
+def nnls(A: Any, b: Any, maxiter: int | None = None) -> Any:  # noqa: N803 (SciPy's names)
+    """``scipy.optimize.nnls(A, b, maxiter=maxiter)`` as ``Nnls(maxiter)(A, b)``: ``(x,
+    rnorm)``, as SciPy's."""
+    return Nnls(maxiter=maxiter)(A, b)

@@ -41,7 +41,7 @@ from ._transforms import _called, _pullback, floating, in_some
 _ULPS = 8  # the float32 floor, in ulps of a result's largest entry
 
 
-def accelerator() -> jax.Device | None:
+def accelerator() -> Any:
     """The first device of JAX's default backend when that is not the CPU, else None."""
     device = jax.devices()[0]
     return None if device.platform == "cpu" else device
@@ -50,7 +50,7 @@ def accelerator() -> jax.Device | None:
 def check_backends(
     adapter: Adapter,
     *args: Any,
-    device: jax.Device | None = None,
+    device: Any = None,
     seed: int = 0,
     rtol: float = 1e-10,
     factor: float = 4.0,
@@ -148,7 +148,7 @@ def _widened(inputs: dict[str, Any]) -> dict[str, Any]:
     return jax.tree.map(wide, inputs)
 
 
-def _run(program: Any, inputs: dict[str, Any], device: jax.Device) -> dict[str, list[np.ndarray]]:
+def _run(program: Any, inputs: dict[str, Any], device: Any) -> dict[str, list[np.ndarray]]:
     placed = jax.device_put(inputs, device)
     got = jax.jit(program)(placed)
     return {name: [np.asarray(leaf) for leaf in jax.tree.leaves(v)] for name, v in got.items()}
