@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.ndimage
+from jax.core import Tracer
 
 import jaxbridge as jb
 
@@ -210,7 +211,7 @@ def _homogeneous(owner: str, d: int, matrix: jax.Array) -> jax.Array:
     matrix is known; when it is traced (values unknown until it runs) made NaN, which the
     adapter's host check refuses as a non-finite matrix, never dropping the row silently."""
     bottom = jnp.zeros(d + 1, matrix.dtype).at[d].set(1)
-    if not isinstance(matrix, jax.core.Tracer):
+    if not isinstance(matrix, Tracer):
         if not np.array_equal(np.asarray(matrix[d]), np.asarray(bottom)):
             raise ValueError(
                 f"{owner}: argument 'matrix' is homogeneous, {(d + 1, d + 1)}, but its bottom "
