@@ -38,10 +38,9 @@ class Handoff:
     module: str  # the library's import name
 
     def library(self) -> Any:
-        try:
-            return sys.modules[self.module]  # (imported already: the hot path)
-        except KeyError:
-            pass
+        module = sys.modules.get(self.module)  # (imported already: the hot path)
+        if module is not None:  # (None there: its import is blocked, and raises below)
+            return module
         try:
             return importlib.import_module(self.module)
         except ImportError as error:

@@ -82,6 +82,7 @@ def host_call(
     traced = any(isinstance(a, Tracer) for a in args)
     if arrays != "numpy":
         handoff = HANDOFFS[arrays]
+        handoff.library()  # (an ImportError naming it now, not from inside XLA's callback)
         if traced:
             return _through_handoff(function, result_specs, args, handoff)
         return _eager_handoff(function, result_specs, args, handoff)

@@ -1,5 +1,6 @@
 """Bad input and bad host results give clear errors naming the adapter, argument and shapes."""
 
+import sys
 from typing import Literal
 
 import jax
@@ -512,3 +513,22 @@ def test_the_failure_types_are_the_families_own():
     )
     assert issubclass(SolveFailure, np.linalg.LinAlgError)
     assert issubclass(InterpolationFailure, ValueError)
+
+
+def test_an_adapter_on_a_library_that_is_not_installed_is_an_import_error(monkeypatch):
+    """Without PyTorch an adapter with ``arrays = 'torch'`` said so only as a
+    JaxRuntimeError from inside the call; it is an ImportError naming the library, eagerly
+    and under jit. (CuPy's adapters refuse the CPU first, by name.)"""
+    library = "torch"
+    monkeypatch.setitem(sys.modules, library, None)  # (Python's mark of a blocked import)
+
+    class OnLibrary(jb.Adapter):
+        signature = "(n)->(n)"
+        arrays = library
+
+        def forward(self, x):
+            return x
+
+    for call in (OnLibrary(), jax.jit(OnLibrary())):
+        with pytest.raises(ImportError, match=f"arrays = '{library}' needs {library}"):
+            call(jnp.ones(3))
