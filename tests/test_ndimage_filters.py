@@ -214,3 +214,16 @@ def test_gradients_in_every_mode_with_a_nonzero_origin_match_scipys_differences(
             np.testing.assert_allclose(g_image, expected, 1e-6, 1e-7, err_msg=f"axis {axis}")
             expected = central(lambda k: scipy_filter(IMAGE, k), kernel)
             np.testing.assert_allclose(g_kernel, expected, 1e-6, 1e-7, err_msg=f"axis {axis}")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_uniform_and_median_gradients_in_every_mode_match_scipys_differences(mode):
+    """Their windows extend the image by the mode in the derivative's code alone (the values
+    are SciPy's): checked in one mode each before, now in all eight."""
+    with jax.enable_x64(True):
+        g_uniform = jax.grad(lambda x: loss(uniform_filter(x, (3, 2), mode, 0.5)))(IMAGE)
+        g_median = jax.grad(lambda x: loss(median_filter(x, (3, 2), mode, 0.5)))(IMAGE)
+    expected = central(lambda x: ndi.uniform_filter(x, (3, 2), mode=mode, cval=0.5), IMAGE)
+    np.testing.assert_allclose(g_uniform, expected, 1e-6, 1e-7)
+    expected = central(lambda x: ndi.median_filter(x, (3, 2), mode=mode, cval=0.5), IMAGE)
+    np.testing.assert_allclose(g_median, expected, 1e-6, 1e-7)
