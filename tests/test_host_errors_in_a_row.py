@@ -46,14 +46,39 @@ def _argument(name: str, sign: float) -> jax.Array:
     return sign * jnp.ones(shape, jnp.float32)
 
 
+def _error_then_good(name: str) -> None:
+    function = TRANSFORMS[name]
+    with pytest.raises(np.linalg.LinAlgError, match="singular"), jb.host_errors():
+        jax.block_until_ready(function(_argument(name, -1.0)))
+    good = np.asarray(function(_argument(name, 1.0)))
+    np.testing.assert_array_equal(good, np.full(good.shape, EXPECTED[name]), err_msg=name)
+
+
 def test_fifty_host_errors_in_a_row_each_raised_and_the_good_calls_between_right():
     for round_ in range(50):
-        name = list(TRANSFORMS)[round_ % len(TRANSFORMS)]
-        function = TRANSFORMS[name]
-        with pytest.raises(np.linalg.LinAlgError, match="singular"), jb.host_errors():
-            jax.block_until_ready(function(_argument(name, -1.0)))
-        good = np.asarray(function(_argument(name, 1.0)))
-        np.testing.assert_array_equal(good, np.full(good.shape, EXPECTED[name]), err_msg=name)
+        _error_then_good(["jit", "vmap", "grad"][round_ % 3])
+
+
+# Measured on jax 0.12.0.1 with the CPU's buffer_callback transport (not on 0.10.2, and not
+# with pure_callback on either): after a host error inside a scan and then one in another
+# program, the scan's next call, good or not, fails with "Buffer.__array__ is only
+# supported on CPU" (the buffer XLA hands the callback has a garbage DLPack device): an
+# error, never a wrong value. Clearing the error's frames and dropping the call's buffers
+# before re-raising cured "scan, jit, scan" but not "scan, vmap, scan": per-call objects
+# that outlive the call are the lead; the cause is not yet found.
+_SCAN_AFTER_ANOTHER = pytest.mark.xfail(
+    jax.__version_info__ >= (0, 12) and jb.transport() == "buffer_callback",
+    reason="jax 0.12's buffer callback after errors in a scan and elsewhere (see above)",
+    raises=jax.errors.JaxRuntimeError,
+    strict=True,
+)
+
+
+@_SCAN_AFTER_ANOTHER
+def test_host_errors_in_a_scan_between_errors_in_another_program():
+    for _ in range(5):
+        _error_then_good("scan")
+        _error_then_good("jit")
 
 
 def test_outside_host_errors_a_host_error_is_jaxs_runtime_error_quoting_it():
