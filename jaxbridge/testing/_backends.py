@@ -24,11 +24,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxbridge import Adapter
 
+from ._hessian import _second_derivatives
 from ._subject import (
     FORWARD_OVER_FORWARD,
     FORWARD_OVER_REVERSE,
@@ -164,7 +164,6 @@ def _program(
     call = _called(adapter)
     args, stacked = inputs["args"], inputs["stacked"]
     results: dict[str, Any] = {"value": call(*args), "vmap value": jax.vmap(call)(*stacked)}
-    xs = tuple(args[i] for i in wrt)
 
     def vjp(a: tuple, cts: tuple) -> Any:
         return _pullback(call, a, cts)[1]
@@ -178,29 +177,8 @@ def _program(
     if "jvp" in modes:
         results["jvp"] = jvp(args, inputs["tangents"])
         results["vmap jvp"] = jax.vmap(jvp)(stacked, inputs["stacked_tangents"])
-    if not compositions:
-        return results
-    cts, v = inputs["cts"], inputs["v"]
-    floating_of = in_some(adapter, args, wrt)
-
-    def f(*x: jax.Array) -> jax.Array:
-        return sum(
-            (jnp.sum(c * o) for c, o in zip(cts, floating_of(*x))), jnp.zeros((), xs[0].dtype)
-        )
-
-    grad = jax.grad(f, argnums=tuple(range(len(wrt))))
-
-    def along_v(*x: jax.Array) -> jax.Array:
-        return jax.jvp(f, x, v)[1]
-
-    if FORWARD_OVER_REVERSE in compositions:
-        results[FORWARD_OVER_REVERSE] = jax.jvp(grad, xs, v)[1]
-    if REVERSE_OVER_REVERSE in compositions:
-        results[REVERSE_OVER_REVERSE] = jax.vjp(grad, *xs)[1](v)
-    if REVERSE_OVER_FORWARD in compositions:
-        results[REVERSE_OVER_FORWARD] = jax.grad(along_v, argnums=tuple(range(len(wrt))))(*xs)
-    if FORWARD_OVER_FORWARD in compositions:
-        results[FORWARD_OVER_FORWARD] = jax.jvp(along_v, xs, v)[1]
+    if compositions:  # (the "hessian" check's program, inlined into this one)
+        results |= _second_derivatives(adapter, wrt, compositions, args, inputs["cts"], inputs["v"])
     return results
 
 
