@@ -175,8 +175,17 @@ def test_a_homogeneous_matrix_with_another_bottom_row_is_refused_as_scipy_refuse
         ndi.affine_transform(image, projective)
     with pytest.raises(ValueError, match=r"AffineTransform: argument 'matrix' .* bottom row"):
         affine_transform(image, projective)
-    with pytest.raises(jax.errors.JaxRuntimeError, match="'matrix' has non-finite entries"):
+    refused_by_the_check = pytest.raises(
+        jax.errors.JaxRuntimeError, match="'matrix' has non-finite entries"
+    )
+    with refused_by_the_check:
         jax.block_until_ready(jax.jit(lambda m: affine_transform(image, m))(projective))
+    with refused_by_the_check:  # (the forward's value unused: the check still runs)
+        grad = jax.jit(jax.grad(lambda m: affine_transform(image, m).sum()))(projective)
+        jax.block_until_ready(grad)
+    with refused_by_the_check:  # (a known matrix staged inside the trace)
+        grad = jax.jit(jax.grad(lambda i: affine_transform(i, jnp.asarray(projective)).sum()))
+        jax.block_until_ready(grad(image))
     affine = np.eye(3)
     affine[:2, 2] = [0.5, -0.25]  # the right bottom row: SciPy's value
     np.testing.assert_array_equal(

@@ -210,13 +210,14 @@ def _homogeneous(owner: str, d: int, matrix: jax.Array) -> jax.Array:
     SciPy demands (another row is a projective map, not an affine one): refused when the
     matrix is known; when it is traced (values unknown until it runs) made NaN, which the
     adapter's host check refuses as a non-finite matrix, never dropping the row silently."""
-    bottom = jnp.zeros(d + 1, matrix.dtype).at[d].set(1)
-    if not isinstance(matrix, Tracer):
-        if not np.array_equal(np.asarray(matrix[d]), np.asarray(bottom)):
+    bottom = np.eye(d + 1)[d]
+    if not isinstance(matrix, Tracer):  # (read on the host: inside a trace, jnp ops stage)
+        row = np.asarray(matrix)[d]
+        if not np.array_equal(row, bottom):
             raise ValueError(
                 f"{owner}: argument 'matrix' is homogeneous, {(d + 1, d + 1)}, but its bottom "
-                f"row is {np.asarray(matrix[d]).tolist()}, not {np.asarray(bottom).tolist()} "
-                "(an affine map's); SciPy refuses it too."
+                f"row is {row.tolist()}, not {bottom.tolist()} (an affine map's); SciPy "
+                "refuses it too."
             )
         return matrix
-    return jnp.where(jnp.all(matrix[d] == bottom), matrix, jnp.nan)
+    return jnp.where(jnp.all(matrix[d] == jnp.asarray(bottom, matrix.dtype)), matrix, jnp.nan)
