@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.optimize
+import scipy.sparse
 
 from jaxbridge.adapters import optimize
 from jaxbridge.adapters.optimize import Linprog, LsqLinear
@@ -77,3 +78,119 @@ def test_the_other_call_forms_answer_as_scipy():
         optimize.lsq_linear(a, b, [(-1, 1)] * 3)
     with pytest.raises(ValueError, match="linprog: argument 'bounds' must be a"):
         optimize.linprog(C, A_UB, B_UB, bounds=[(0, 1)] * 3)
+
+
+# milp: the knapsack of test_optimize_milp.py (integers x0..x2 in [0, 3], a continuous y in
+# [0, 2]; 2 x0 + 3 x1 + x2 + y <= 9.5 and x0 - x1 <= 1.5), in each of SciPy's forms
+MILP_C = np.array([-5.0, -4.0, -3.0, -1.5])
+MILP_A = np.array([[2.0, 3.0, 1.0, 1.0], [1.0, -1.0, 0.0, 0.0]])
+MILP_UPPER = np.array([3.0, 3.0, 3.0, 2.0])
+LC = scipy.optimize.LinearConstraint
+MILP_FORMS = {
+    "LinearConstraint": dict(constraints=LC(MILP_A, -np.inf, [9.5, 1.5])),
+    "a list of them": dict(
+        constraints=[LC(MILP_A[:1], ub=9.5), LC(MILP_A[1], -np.inf, 1.5)],
+    ),
+    "a tuple": dict(constraints=(MILP_A, -np.inf, np.array([9.5, 1.5]))),
+    "a list of tuples": dict(constraints=[(MILP_A[:1], -np.inf, 9.5), (MILP_A[1:], -np.inf, 1.5)]),
+    "mixed, sparse": dict(
+        constraints=[LC(scipy.sparse.csr_array(MILP_A[:1]), ub=9.5), (MILP_A[1:], -np.inf, 1.5)]
+    ),
+    "Bounds": dict(bounds=scipy.optimize.Bounds(0, MILP_UPPER)),
+    "a pair of bounds": dict(bounds=(0, MILP_UPPER)),
+    "a pair of lists": dict(bounds=([0, 0, 0, 0], list(MILP_UPPER))),
+    "options": dict(options={"mip_rel_gap": 0.5, "node_limit": 100, "disp": False}),
+}
+
+
+@pytest.mark.parametrize("form", list(MILP_FORMS))
+def test_milp_takes_scipys_argument_forms(form):
+    given = {
+        "integrality": [1, 1, 1, 0],
+        "bounds": scipy.optimize.Bounds(0, MILP_UPPER),
+        "constraints": LC(MILP_A, -np.inf, [9.5, 1.5]),
+        **MILP_FORMS[form],
+    }
+    expected = scipy.optimize.milp(MILP_C, **given)
+    with jax.enable_x64(True):
+        x, fun = optimize.milp(MILP_C, **given)
+    np.testing.assert_array_equal(x, expected.x)
+    assert float(fun) == expected.fun
+    relaxed = scipy.optimize.milp(MILP_C, **{**given, "integrality": 0})
+    assert relaxed.fun < expected.fun - 0.1  # (the integers matter)
+
+
+def test_milp_defaults_and_a_scalar_integrality_are_scipys():
+    c = np.array([1.0, 2.0])
+    with jax.enable_x64(True):
+        x, fun = optimize.milp(c)
+        x1, fun1 = optimize.milp(-c, integrality=1, bounds=(0, 2.5), constraints=([1, 1], 0, 3))
+    expected = scipy.optimize.milp(c)
+    np.testing.assert_array_equal(x, expected.x)
+    assert float(fun) == expected.fun
+    expected = scipy.optimize.milp(-c, integrality=1, bounds=(0, 2.5), constraints=([1, 1], 0, 3))
+    np.testing.assert_array_equal(x1, expected.x)
+    assert float(fun1) == expected.fun
+
+
+def test_milps_value_gradient_in_c_is_scipys_central_differences():
+    given = dict(
+        integrality=[1, 1, 1, 0], bounds=(0, MILP_UPPER), constraints=(MILP_A, -np.inf, [9.5, 1.5])
+    )
+    with jax.enable_x64(True):
+        grad = jax.grad(lambda c: optimize.milp(c, **given)[1])(jnp.asarray(MILP_C))
+    h = 1e-6
+    expected = [
+        (
+            scipy.optimize.milp(MILP_C + h * e, **given).fun
+            - scipy.optimize.milp(MILP_C - h * e, **given).fun
+        )
+        / (2 * h)
+        for e in np.eye(4)
+    ]
+    np.testing.assert_allclose(grad, expected, rtol=1e-8)
+    np.testing.assert_allclose(grad, scipy.optimize.milp(MILP_C, **given).x, rtol=1e-12)
+
+
+def test_milp_refuses_what_it_does_not_take_and_says_where_it_goes():
+    with pytest.raises(TypeError, match=r"milp: argument 'time_limit' .* options=\{'time_limit'"):
+        optimize.milp(MILP_C, time_limit=1.0)
+    with pytest.raises(ValueError, match=r"milp: options \['dual_feasibility_tolerance'\]"):
+        optimize.milp(MILP_C, options={"dual_feasibility_tolerance": 1e-9})
+    with pytest.raises(TypeError, match=r"milp: argument \"options\['disp'\]\""):
+        optimize.milp(MILP_C, options={"disp": True})
+    with pytest.raises(ValueError, match="milp: argument 'bounds' must be a"):
+        optimize.milp(MILP_C, bounds=[(0, 1)] * 4)
+    with pytest.raises(ValueError, match="milp: argument 'constraints' must be"):
+        optimize.milp(MILP_C, constraints=[MILP_A])
+    with pytest.raises(ValueError, match=r"milp: argument 'constraints' has a matrix A of shape"):
+        optimize.milp(MILP_C, constraints=(MILP_A[:, :3], 0, 1))
+
+
+def test_the_functions_take_their_classes_parameters():
+    """Every parameter of the class is a keyword of the function (``on_failure`` too), and
+    SciPy's arguments the function does not take are refused, naming where they go."""
+    infeasible = (np.ones(2), np.ones((1, 2)), np.array([-1.0]))  # x >= 0, x0 + x1 <= -1
+    with jax.enable_x64(True):
+        x, fun = optimize.linprog(*infeasible, on_failure="nan")
+        assert np.isnan(x).all() and np.isnan(fun)
+        x, fun = optimize.milp(
+            infeasible[0], constraints=(infeasible[1], -np.inf, infeasible[2]), on_failure="nan"
+        )
+        assert np.isnan(x).all() and np.isnan(fun)
+        a, b = np.eye(2), np.ones(2)
+        np.testing.assert_allclose(optimize.nnls(a, b, maxiter=5, on_failure="nan")[0], b)
+        x, _ = optimize.lsq_linear(a, b, (0, 0.5), "bvls", 1e-12, max_iter=50, on_failure="nan")
+        np.testing.assert_allclose(x, [0.5, 0.5])
+        x, _ = optimize.lsq_linear(a, b, lsq_solver="exact", verbose=0)
+        np.testing.assert_allclose(x, b)
+    for call, message in [
+        (lambda: optimize.linprog(C, options={"maxiter": 5}), "linprog: argument 'options'"),
+        (lambda: optimize.linprog(C, x0=np.zeros(2)), "linprog: argument 'x0'"),
+        (lambda: optimize.linprog(C, A_UB, B_UB, integrality=[1, 0]), "linprog.*milp"),
+        (lambda: optimize.linprog(C, callback=print), "linprog: argument 'callback'"),
+        (lambda: optimize.lsq_linear(np.eye(2), b, lsq_solver="lsmr"), "'lsq_solver'"),
+        (lambda: optimize.lsq_linear(np.eye(2), b, verbose=2), "lsq_linear: argument 'verbose'"),
+    ]:
+        with pytest.raises(TypeError, match=message):
+            call()

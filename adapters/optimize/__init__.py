@@ -5,8 +5,9 @@ The residual, objective or constraints are jaxbridge Adapters whose host ``forwa
 by the implicit function theorem at the returned point.
 
 SciPy's call forms, with SciPy's arguments: ``linprog`` (every form of ``bounds``),
-``nnls``, ``lsq_linear`` (``bounds=(lb, ub)``), ``linear_sum_assignment`` and
-``isotonic_regression``.
+``nnls``, ``lsq_linear`` (``bounds=(lb, ub)``), ``linear_sum_assignment``,
+``isotonic_regression`` and ``milp`` (``Bounds``, ``LinearConstraint`` objects or their
+tuples).
 
 A batch (``vmap``) is solved element by element in one host call. The loop stays on one
 thread: SciPy's optimizers call back into Python at every iteration, holding the GIL, so
@@ -24,6 +25,7 @@ from .linprog import linprog as linprog
 from .lsq_linear import LsqLinear as LsqLinear
 from .lsq_linear import lsq_linear as lsq_linear
 from .milp import Milp as Milp
+from .milp import milp as milp
 from .minimize import Minimize as Minimize
 from .minimize_bounded import MinimizeBounded as MinimizeBounded
 from .minimize_constrained import MinimizeConstrained as MinimizeConstrained
@@ -48,6 +50,7 @@ __all__ = [
     "linear_sum_assignment",
     "linprog",
     "lsq_linear",
+    "milp",
     "nnls",
 ]
 

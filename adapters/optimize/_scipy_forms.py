@@ -1,7 +1,10 @@
 """SciPy's argument forms that the adapters take as arrays: ``linprog``'s ``bounds`` (a
-pair, a list of pairs, ``None`` entries, scalars) as ``lower`` and ``upper`` arrays, and
-the refusal of such a form where an adapter takes arrays, so that no argument of SciPy's
-form is read as something else (a list of pairs as a batch of lower bounds, say)."""
+pair, a list of pairs, ``None`` entries, scalars) as ``lower`` and ``upper`` arrays;
+``milp``'s ``bounds`` (a ``Bounds`` or a pair) and ``constraints`` (``LinearConstraint``
+objects or ``(A, lb, ub)`` tuples, one or a list) as arrays; the refusal of such a form where an
+adapter takes arrays, so that no argument of SciPy's form is read as something else (a
+list of pairs as a batch of lower bounds, say); and the refusal of SciPy's arguments that a
+call form does not take, naming where they go."""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.optimize
+import scipy.sparse
 
 
 def bound_arrays(owner: str, bounds: Any, n: int, dtype: Any) -> tuple[jax.Array, jax.Array]:
@@ -50,6 +55,97 @@ def refuse_scipy_bounds(owner: str, name: str, value: Any, instead: str) -> None
             f"entries); {owner} takes '{name}' as one array, a bound per variable. For "
             f"SciPy's form use {instead}."
         )
+
+
+def refuse_unsupported(owner: str, given: dict[str, tuple[Any, Any, str]]) -> None:
+    """Refuse each of SciPy's arguments ``name: (value, default, why)`` given away from its
+    default: a ``TypeError`` naming ``owner``, the argument and ``why`` (where it goes, or
+    why it is not taken)."""
+    for name, (value, default, why) in given.items():
+        if (value is not None) if default is None else bool(value != default):
+            raise TypeError(f"{owner}: argument {name!r} is not taken: {why}; got {value!r}.")
+
+
+def box_arrays(owner: str, bounds: Any, n: int, dtype: Any) -> tuple[jax.Array, jax.Array]:
+    """``(lower, upper)``, (n,) each, from ``milp``'s ``bounds``: ``None`` (SciPy's default,
+    ``0 <= x``), a ``scipy.optimize.Bounds`` or SciPy's pair ``(lb, ub)``, each a number or
+    (n,) values."""
+    if bounds is None:
+        bounds = (0, np.inf)
+    if isinstance(bounds, scipy.optimize.Bounds):
+        bounds = (bounds.lb, bounds.ub)
+    if not (isinstance(bounds, (tuple, list)) and len(bounds) == 2):
+        raise ValueError(
+            f"{owner}: argument 'bounds' must be a scipy.optimize.Bounds or SciPy's pair (lb, "
+            f"ub), each a number or {n} values; got {bounds!r}."
+        )
+    try:
+        lower, upper = (jnp.broadcast_to(jnp.asarray(v, dtype), (n,)) for v in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{owner}: argument 'bounds' must hold numbers that broadcast to the {n} "
+            f"variables; got {bounds!r}."
+        ) from None
+    return lower, upper
+
+
+def constraint_arrays(
+    owner: str, constraints: Any, n: int, dtype: Any
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(A, b_l, b_u)``, (m, n), (m,) and (m,), from SciPy's ``constraints``: ``None``, a
+    ``LinearConstraint``, an ``(A, lb, ub)`` tuple, or a list of either, stacked in order
+    (a sparse ``A`` made dense)."""
+    if constraints is None or (isinstance(constraints, (list, tuple)) and not constraints):
+        return jnp.zeros((0, n), dtype), jnp.zeros(0, dtype), jnp.zeros(0, dtype)
+    if isinstance(constraints, scipy.optimize.LinearConstraint) or _one_triple(constraints):
+        constraints = [constraints]
+    if not isinstance(constraints, (list, tuple)):
+        raise ValueError(_constraints_message(owner, constraints))
+    parts = []
+    for constraint in constraints:
+        if isinstance(constraint, scipy.optimize.LinearConstraint):
+            constraint = (constraint.A, constraint.lb, constraint.ub)
+        if not (isinstance(constraint, (list, tuple)) and 1 <= len(constraint) <= 3):
+            raise ValueError(_constraints_message(owner, constraint))
+        a: Any = constraint[0]
+        lb = constraint[1] if len(constraint) > 1 else -np.inf  # (LinearConstraint's defaults)
+        ub = constraint[2] if len(constraint) > 2 else np.inf
+        if scipy.sparse.issparse(a):
+            a = a.toarray()
+        a = jnp.asarray(a, dtype)
+        a = a[None] if a.ndim == 1 else a
+        if a.ndim != 2 or a.shape[1] != n:
+            raise ValueError(
+                f"{owner}: argument 'constraints' has a matrix A of shape {a.shape}; expected "
+                f"(m, {n}), one column per variable."
+            )
+        m = a.shape[0]
+        parts.append((a, *(jnp.broadcast_to(jnp.asarray(b, dtype), (m,)) for b in (lb, ub))))
+    return tuple(jnp.concatenate(arrays) for arrays in zip(*parts))  # type: ignore[return-value]
+
+
+def _one_triple(constraints: Any) -> bool:
+    """Whether ``constraints`` is one ``(A, lb, ub)`` tuple rather than a list of
+    constraints (SciPy's test: three entries, the first an array, not a constraint)."""
+    if not isinstance(constraints, (list, tuple)) or len(constraints) != 3:
+        return False
+    first = constraints[0]
+    if isinstance(first, (scipy.optimize.LinearConstraint, tuple)):
+        return False
+    if isinstance(first, (jax.Array, np.ndarray)) or scipy.sparse.issparse(first):
+        return True
+    try:
+        np.asarray(first, np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _constraints_message(owner: str, value: Any) -> str:
+    return (
+        f"{owner}: argument 'constraints' must be a scipy.optimize.LinearConstraint, a tuple "
+        f"(A, lb, ub), or a list of them; got {value!r}."
+    )
 
 
 def _shape_message(owner: str, n: int, shape: tuple) -> str:

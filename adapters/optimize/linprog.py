@@ -9,9 +9,9 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import MayFail, require_finite
+from .._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
-from ._scipy_forms import bound_arrays, refuse_scipy_bounds
+from ._scipy_forms import bound_arrays, refuse_scipy_bounds, refuse_unsupported
 
 _TIGHT = 1e-7  # a constraint this close to equality, relative to its scale, holds at x
 _ZERO = 1e-9  # a multiplier this small, relative to the largest, is no multiplier
@@ -232,12 +232,37 @@ def linprog(
     b_eq: Any = None,
     bounds: Any = (0, None),
     method: str = "highs",
+    callback: Any = None,
+    options: dict[str, Any] | None = None,
+    x0: Any = None,
+    integrality: Any = None,
+    *,
+    on_failure: OnFailure = "raise",
 ) -> Any:
     """``scipy.optimize.linprog(c, A_ub, b_ub, A_eq, b_eq, bounds, method=method)`` as
-    ``Linprog(method)(c, A_ub, b_ub, A_eq, b_eq, lower, upper)``: ``(x, fun)``, SciPy's
-    ``res.x`` and ``res.fun``. ``bounds`` in every form SciPy takes: one ``(min, max)``
-    pair for every variable, a list of pairs, ``None`` for no bound (default ``(0,
-    None)``); or an (n, 2) array, differentiable like ``lower`` and ``upper``."""
+    ``Linprog(method, on_failure=on_failure)(c, A_ub, b_ub, A_eq, b_eq, lower, upper)``:
+    ``(x, fun)``, SciPy's ``res.x`` and ``res.fun``. ``bounds`` in every form SciPy takes:
+    one ``(min, max)`` pair for every variable, a list of pairs, ``None`` for no bound
+    (default ``(0, None)``); or an (n, 2) array, differentiable like ``lower`` and
+    ``upper``. SciPy's ``callback``, ``options`` (HiGHS runs with SciPy's defaults), ``x0``
+    and ``integrality`` (``milp`` takes integers) are refused, naming the argument."""
+    refuse_unsupported(
+        "linprog",
+        {
+            "callback": (callback, None, "HiGHS reports no iterations to Python here"),
+            "options": (
+                options or None,
+                None,
+                "Linprog runs HiGHS with SciPy's default options (no iteration or time limit)",
+            ),
+            "x0": (x0, None, "HiGHS takes no starting point (SciPy ignores x0 for it too)"),
+            "integrality": (
+                None if integrality is None or not np.any(integrality) else integrality,
+                None,
+                "integer variables are optimize.milp's (its value is differentiable in c)",
+            ),
+        },
+    )
     c = jnp.asarray(c)
     lower, upper = bound_arrays("linprog", bounds, c.shape[-1], c.dtype)
-    return Linprog(method)(c, A_ub, b_ub, A_eq, b_eq, lower, upper)
+    return Linprog(method, on_failure=on_failure)(c, A_ub, b_ub, A_eq, b_eq, lower, upper)

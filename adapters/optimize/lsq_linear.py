@@ -11,9 +11,9 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import MayFail, require_finite
+from .._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
-from ._scipy_forms import refuse_scipy_bounds
+from ._scipy_forms import refuse_scipy_bounds, refuse_unsupported
 
 _TIGHT = 1e-7  # an entry this close to a bound, relative to its size, is at it (trf stops
 # within about 5e-9 of it; its active_mask missed 6 of 300 random problems' bounded entries)
@@ -227,11 +227,33 @@ def lsq_linear(
     bounds: Any = (-np.inf, np.inf),
     method: Literal["trf", "bvls"] = "trf",
     tol: float = 1e-10,
+    lsq_solver: str | None = None,
+    lsmr_tol: Any = None,
     max_iter: int | None = None,
+    verbose: int = 0,
+    *,
+    lsmr_maxiter: int | None = None,
+    on_failure: OnFailure = "raise",
 ) -> Any:
     """``scipy.optimize.lsq_linear(A, b, bounds, method, tol, max_iter=max_iter)`` as
-    ``LsqLinear(method, tol, max_iter)(A, b, lb, ub)``: ``(x, cost)``, SciPy's ``res.x``
-    and ``res.cost``. ``bounds`` is SciPy's ``(lb, ub)``, each a number or an (n,) array."""
+    ``LsqLinear(method, tol, max_iter, on_failure=on_failure)(A, b, lb, ub)``: ``(x,
+    cost)``, SciPy's ``res.x`` and ``res.cost``. ``bounds`` is SciPy's ``(lb, ub)``, each a
+    number or an (n,) array. ``A`` is dense: ``lsq_solver`` is SciPy's ``"exact"`` (its
+    default for a dense ``A``), and the ``lsmr`` options and ``verbose`` are refused, naming
+    the argument."""
+    refuse_unsupported(
+        "lsq_linear",
+        {
+            "lsq_solver": (
+                None if lsq_solver == "exact" else lsq_solver,
+                None,
+                "A is dense and solved exactly (SciPy's 'exact', its default for a dense A)",
+            ),
+            "lsmr_tol": (lsmr_tol, None, "the lsmr solver is not used (A is dense)"),
+            "lsmr_maxiter": (lsmr_maxiter, None, "the lsmr solver is not used (A is dense)"),
+            "verbose": (verbose, 0, "SciPy's report is not shown (the solve runs on the host)"),
+        },
+    )
     if not (isinstance(bounds, (list, tuple)) and len(bounds) == 2):
         raise ValueError(
             "lsq_linear: argument 'bounds' must be SciPy's (lb, ub), each a number or an "
@@ -240,4 +262,5 @@ def lsq_linear(
     n = jnp.shape(A)[-1]
     dtype = jnp.result_type(A, b)
     lb, ub = (jnp.broadcast_to(jnp.asarray(v, dtype), (n,)) for v in bounds)
-    return LsqLinear(method=method, tol=tol, max_iter=max_iter)(A, b, lb, ub)
+    solver = LsqLinear(method=method, tol=tol, max_iter=max_iter, on_failure=on_failure)
+    return solver(A, b, lb, ub)

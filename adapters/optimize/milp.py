@@ -11,9 +11,10 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import MayFail, require_finite
+from .._failure import MayFail, OnFailure, require_finite
 from .._fixed import HoldsFixed
 from ._implicit import OptimizeError
+from ._scipy_forms import box_arrays, constraint_arrays, refuse_unsupported
 
 _JUMPS = (
     "an integer solution moves by whole steps, so the optimum jumps where it changes, and "
@@ -154,3 +155,68 @@ class Milp(MayFail, HoldsFixed):
         t_c = tangents[0]
         t_fun = None if t_c is None else jnp.sum(t_c * x, -1)
         return None, t_fun
+
+
+_OPTIONS = ("mip_rel_gap", "node_limit", "time_limit")  # SciPy's options that Milp takes
+
+
+def milp(
+    c: Any,
+    *,
+    integrality: Any = None,
+    bounds: Any = None,
+    constraints: Any = None,
+    options: dict[str, Any] | None = None,
+    on_failure: OnFailure = "raise",
+    **kwargs: Any,
+) -> Any:
+    """``scipy.optimize.milp(c, integrality=..., bounds=..., constraints=...,
+    options=...)`` as ``Milp(**options)(c, integrality, A, b_l, b_u, lower, upper)``:
+    ``(x, fun)``, SciPy's ``res.x`` and ``res.fun``, ``fun`` differentiable in ``c`` (see
+    ``Milp``).
+
+    Arguments in SciPy's forms: ``integrality`` SciPy's codes, one per variable or one for
+    all (default: all continuous); ``bounds`` a ``scipy.optimize.Bounds`` or a pair ``(lb,
+    ub)``, each a number or one per variable (default ``0 <= x``); ``constraints`` a
+    ``scipy.optimize.LinearConstraint``, a tuple ``(A, lb, ub)`` or a list of them, stacked
+    in order; ``options`` SciPy's ``mip_rel_gap``, ``node_limit`` and ``time_limit`` (with
+    ``disp=False`` and ``presolve=True``, SciPy's defaults, the only values taken).
+    ``on_failure``: as ``Milp``'s. Other keywords are refused by name."""
+    for name in kwargs:
+        where = (
+            f"it goes in options={{{name!r}: ...}}, as SciPy's (or Milp({name}=...))"
+            if name in _OPTIONS
+            else "it is not one of SciPy's milp arguments"
+        )
+        raise TypeError(f"milp: argument {name!r} is not taken here: {where}.")
+    options = dict(options or {})
+    refuse_unsupported(
+        "milp",
+        {
+            "options['disp']": (
+                options.pop("disp", False),
+                False,
+                "HiGHS's log is not shown (the solve runs in a host callback)",
+            ),
+            "options['presolve']": (
+                options.pop("presolve", True),
+                True,
+                "Milp runs HiGHS with its presolve",
+            ),
+        },
+    )
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise ValueError(
+            f"milp: options {unknown} are not taken; SciPy's options are 'disp', 'presolve', "
+            f"{', '.join(map(repr, _OPTIONS))} (others, passed to HiGHS verbatim by SciPy, "
+            "are not)."
+        )
+    c = jnp.asarray(c)
+    n = c.shape[-1]
+    dtype = c.dtype if jnp.issubdtype(c.dtype, jnp.floating) else jnp.result_type(float)
+    codes = jnp.broadcast_to(jnp.asarray(0 if integrality is None else integrality), (n,))
+    lower, upper = box_arrays("milp", bounds, n, dtype)
+    a, b_l, b_u = constraint_arrays("milp", constraints, n, dtype)
+    solver = Milp(on_failure=on_failure, **options)
+    return solver(c, codes.astype(np.int32), a, b_l, b_u, lower, upper)

@@ -8,7 +8,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import MayFail, require_finite
+from .._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
 
 _ROUNDING = 64 * np.finfo(np.float64).eps  # a residual this small is rounding: an exact fit
@@ -146,7 +146,13 @@ class _ActiveSet:
         return np.linalg.solve(self._gram, v)
 
 
-def nnls(A: Any, b: Any, maxiter: int | None = None) -> Any:  # noqa: N803 (SciPy's names)
-    """``scipy.optimize.nnls(A, b, maxiter=maxiter)`` as ``Nnls(maxiter)(A, b)``: ``(x,
-    rnorm)``, as SciPy's."""
-    return Nnls(maxiter=maxiter)(A, b)
+def nnls(
+    A: Any,  # noqa: N803 (SciPy's names)
+    b: Any,
+    maxiter: int | None = None,
+    *,
+    on_failure: OnFailure = "raise",
+) -> Any:
+    """``scipy.optimize.nnls(A, b, maxiter=maxiter)`` as ``Nnls(maxiter,
+    on_failure=on_failure)(A, b)``: ``(x, rnorm)``, as SciPy's."""
+    return Nnls(maxiter=maxiter, on_failure=on_failure)(A, b)
