@@ -230,21 +230,39 @@ def _dense_vector_tangent(a, direction):
     return v[:, :-1] @ coefficients * np.sign(v[np.argmax(np.abs(v[:, -1])), -1])
 
 
+def _forward_modes(f, x, t):
+    """``f``'s tangent at ``x`` along ``t`` by ``jvp`` (eagerly and under jit) and by
+    ``jacfwd`` (under jit), each a function to call: every way forward mode runs."""
+    return [
+        lambda: jax.jvp(f, (x,), (t,))[1],
+        lambda: jax.jit(lambda x, t: jax.jvp(f, (x,), (t,))[1])(x, t),
+        lambda: jax.tree.map(lambda j: j @ t, jax.jit(jax.jacfwd(f))(x)),
+    ]
+
+
 @pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
 @pytest.mark.parametrize("gap", [0.0, 1e-13, 2e-11])
 def test_a_repeated_eigenvalue_is_refused_whether_its_twin_is_returned_or_not(gap, k):
     """The largest eigenvalue's twin is ``gap`` (relative) below it, among the ``k`` returned
-    or not: the same rule refuses its vector's derivative, in words, or gives NaN."""
+    or not: the same rule refuses its vector's derivative, in words, or gives NaN, in
+    reverse and in forward mode alike (eagerly and under jit)."""
     a = _repeated(gap, coupled=True)
     eigsh = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA")
-    twin = "1 and 0 .*" if k == 2 else r"0 \(.*\) and one not returned are at most .*"
-    with pytest.raises(
-        np.linalg.LinAlgError,
-        match=rf"Eigsh: eigenvalues {twin}apart, within 1e-10 times the largest \|w\|",
-    ):
+    # forward mode solves for every vector: the first refused is 0
+    twin = "(1 and 0|0 and 1) .*" if k == 2 else r"0 \(.*\) and one not returned are at most .*"
+    message = rf"Eigsh: eigenvalues {twin}apart, within 1e-10 times the largest \|w\|"
+    with pytest.raises(np.linalg.LinAlgError, match=message):
         jax.grad(lambda d: eigsh(d)[1][0, -1])(a.data)
+    with pytest.raises(Exception, match=message):
+        jax.jit(jax.grad(lambda d: eigsh(d)[1][0, -1]))(a.data)
+    direction = np.random.default_rng(11).standard_normal(a.nnz)
+    for tangent in _forward_modes(lambda d: eigsh(d)[1][:, -1], a.data, direction):
+        with pytest.raises(Exception, match=message):
+            tangent()
     nan = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA", on_failure="nan")
     assert np.isnan(jax.grad(lambda d: nan(d)[1][0, -1])(a.data)).all()
+    for tangent in _forward_modes(lambda d: nan(d)[1][:, -1], a.data, direction):
+        assert np.isnan(tangent()).all()
 
 
 @pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
@@ -262,11 +280,15 @@ def test_a_near_twin_beyond_the_gap_is_accepted(k):
 @pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
 def test_eigenvalue_derivatives_need_no_gap(k):
     """The largest eigenvalue's twin 2e-11 (relative) below it, returned or not: the vectors'
-    derivatives are refused, the eigenvalue's is exact in both modes, eagerly and under jit.
-    The copies do not couple, so the largest eigenvalue is the second copy's own: the
-    reference is central differences of that 6 x 6 block's dense ``eigvalsh``."""
+    derivatives are refused, the eigenvalue's is exact in both modes: reverse mode and
+    forward mode under jit (which drops the vectors' unused tangents), and eager forward mode
+    with ``on_failure="nan"`` (eager ``jvp`` computes every output's tangent, used or not, so
+    there the vectors' refusal is raised, as documented). The copies do not couple, so the
+    largest eigenvalue is the second copy's own: the reference is central differences of that
+    6 x 6 block's dense ``eigvalsh``."""
     a = _repeated(2e-11)
     eigsh = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA")
+    nan = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA", on_failure="nan")
     direction = np.random.default_rng(9).standard_normal(a.nnz)
 
     def second_copy_top(data):
@@ -275,13 +297,15 @@ def test_eigenvalue_derivatives_need_no_gap(k):
 
     expected = _central(second_copy_top, a.data, direction)
 
-    def top(d):
-        return eigsh(d)[0][-1]
+    def top(d, solver=eigsh):
+        return solver(d)[0][-1]
 
-    def jvp(d, t):
-        return jax.jvp(top, (d,), (t,))[1]
+    def jvp(d, t, solver=eigsh):
+        return jax.jvp(lambda d: top(d, solver), (d,), (t,))[1]
 
-    for tangent in (jvp(a.data, direction), jax.jit(jvp)(a.data, direction)):
+    with pytest.raises(np.linalg.LinAlgError, match=r"Eigsh: eigenvalues .* apart"):
+        jvp(a.data, direction)
+    for tangent in (jax.jit(jvp)(a.data, direction), jvp(a.data, direction, nan)):
         np.testing.assert_allclose(tangent, expected, rtol=1e-8)
     for gradient in (jax.grad(top)(a.data), jax.jit(jax.grad(top))(a.data)):
         np.testing.assert_allclose(gradient @ direction, expected, rtol=1e-8)
@@ -289,21 +313,23 @@ def test_eigenvalue_derivatives_need_no_gap(k):
 
 @pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
 def test_forward_mode_at_a_repeated_eigenvalue(k):
-    """Every eigenvalue double: ``jvp`` computes the tangents of both outputs, used or not
-    (eagerly; under jit the unused are dropped), so a refused vector's tangent is NaN, not
-    an error that would stop the eigenvalues' tangents. Their sum's tangent (``k=2``) is the
-    trace of the projector onto the double eigenvalue's space along ``da``, from dense
-    ``eigh``."""
+    """Every eigenvalue double: forward mode refuses the vectors' tangents as reverse mode
+    refuses their cotangents (an error naming ``Eigsh``, eagerly and under jit), and with
+    ``on_failure="nan"`` they are NaN while the eigenvalues' are finite. Their sum's tangent
+    (``k=2``) is the trace of the projector onto the double eigenvalue's space along ``da``,
+    from dense ``eigh``."""
     a = _repeated()
     eigsh = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA")
+    nan = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA", on_failure="nan")
     direction = np.random.default_rng(10).standard_normal(a.nnz)
-
-    def jvp(d, t):
-        return jax.jvp(eigsh, (d,), (t,))[1]
+    for tangent in _forward_modes(eigsh, a.data, direction):
+        with pytest.raises(Exception, match=r"raised RepeatedEigenvalue on the host: Eigsh: "):
+            tangent()
 
     _, v_ref = np.linalg.eigh(a.toarray())
     projector = v_ref[:, -2:] @ v_ref[:, -2:].T
-    for dw, dv in (jvp(a.data, direction), jax.jit(jvp)(a.data, direction)):
+    for tangent in _forward_modes(nan, a.data, direction):
+        dw, dv = tangent()
         assert np.isfinite(dw).all() and np.isnan(dv).all()
         if k == 2:
             rows = np.repeat(np.arange(12), np.diff(a.indptr))

@@ -119,21 +119,30 @@ def test_a_twin_not_returned_is_refused_too():
 
 @pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
 def test_forward_mode_at_a_repeated_singular_value(k):
-    """Every singular value double: ``jvp`` computes all outputs' tangents, used or not
-    (eagerly; under jit the unused are dropped), so the vectors' are NaN, not an error that
-    would stop the singular values'. The sum of the two largest (``k=2``) has the tangent
-    ``<u vᵀ, da>`` summed over both, from dense ``svd``."""
+    """Every singular value double: forward mode refuses the vectors' tangents as reverse
+    mode does (an error naming ``Svds``, ``jvp`` eagerly and under jit, ``jacfwd``); with
+    ``on_failure="nan"`` they are NaN and the singular values' finite. The sum of the two
+    largest (``k=2``) has the tangent ``<u vᵀ, da>`` summed over both, from dense ``svd``."""
     a = _twice(_matrix(8, 6, seed=2).toarray())
     svds = Svds(a.indices, a.indptr, a.shape, k=k)
+    nan = Svds(a.indices, a.indptr, a.shape, k=k, on_failure="nan")
     direction = np.random.default_rng(4).standard_normal(a.nnz)
 
-    def jvp(d, t):
-        return jax.jvp(svds, (d,), (t,))[1]
+    def tangents(solver):
+        return [
+            lambda: jax.jvp(solver, (a.data,), (direction,))[1],
+            lambda: jax.jit(lambda d, t: jax.jvp(solver, (d,), (t,))[1])(a.data, direction),
+            lambda: [j @ direction for j in jax.jit(jax.jacfwd(solver))(a.data)],
+        ]
 
+    for tangent in tangents(svds):
+        with pytest.raises(Exception, match=r"raised RepeatedEigenvalue on the host: Svds: "):
+            tangent()
     u, _, vt = np.linalg.svd(a.toarray())
     rows = np.repeat(np.arange(16), np.diff(a.indptr))
     expected = (u[:, :2] @ vt[:2])[rows, a.indices] @ direction
-    for du, ds, dvt in (jvp(a.data, direction), jax.jit(jvp)(a.data, direction)):
+    for tangent in tangents(nan):
+        du, ds, dvt = tangent()
         assert np.isnan(du).all() and np.isnan(dvt).all() and np.isfinite(ds).all()
         if k == 2:
             np.testing.assert_allclose(jnp.sum(ds), expected, rtol=1e-10)

@@ -54,13 +54,13 @@ class _BorderedSolve(jb.Adapter):
 
     A column whose right-hand side is zero is zero without a factorization (and without
     the gap check): a cotangent or tangent that never reaches the eigenvectors costs
-    nothing and fails for no repeated eigenvalue. A repeated eigenvalue gives NaN instead
-    of the owner's error where ``nan_if_repeated`` (the forward-mode rule, ``eigen_tangents``).
+    nothing and fails for no repeated eigenvalue. Both modes' rules (``eigen_tangents``,
+    ``eigen_cotangent``) solve through it, so a refusal is the same in both: the owner's
+    error, or NaN for that column where its ``on_failure`` asks for NaN.
     """
 
     owner: Any  # the eigensolver adapter: its operator, solver and on_failure
     name: str  # what errors name: the adapter the user called
-    nan_if_repeated: bool = False
 
     signature = "(m),(k),(n,k),(n,k),(k)->(n,k),(k)"
     blas_threads = 1  # SuperLU's dense blocks woke OpenBLAS's threads (see Eigsh)
@@ -82,9 +82,7 @@ class _BorderedSolve(jb.Adapter):
                 z = solve(np.append(top[:, i], scale * bottom[i]))
                 x[:, i], mu[i] = z[:n], scale * z[n]
             except np.linalg.LinAlgError as error:
-                nan = self.nan_if_repeated and isinstance(error, RepeatedEigenvalue)
-                on_failure = "nan" if nan else self.owner.on_failure
-                x[:, i], mu[i] = nan_results(on_failure, error, (n,), ())
+                x[:, i], mu[i] = nan_results(self.owner.on_failure, error, (n,), ())
         dtype = jb.result_dtype(data, w, v, top, bottom)
         return x.astype(dtype), mu.astype(dtype)
 

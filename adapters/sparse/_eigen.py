@@ -96,10 +96,9 @@ def eigen_tangents(owner, name: str, params, w, v, dparams):
     product = owner._operator_tangent(params, dparams, v)
     dw = jnp.sum(v * product, axis=-2)
     top = dw[..., None, :] * v - product
-    # forward mode computes every output's tangent, used or not (eagerly; jit drops the
-    # unused): a repeated eigenvalue's vector tangent is NaN, as an error would stop dw too
-    solve = _BorderedSolve(owner, name, nan_if_repeated=True)
-    dv, _ = solve(params, w, v, top, jnp.zeros_like(dw))
+    # the same solve, so the same refusal, as the reverse-mode rule: a repeated eigenvalue
+    # raises under the owner's on_failure="raise" (NaN only where it asks for NaN)
+    dv, _ = _BorderedSolve(owner, name)(params, w, v, top, jnp.zeros_like(dw))
     return dw, dv
 
 

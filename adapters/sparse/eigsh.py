@@ -44,11 +44,12 @@ class Eigsh(EigenRules, MayFail):
 
     Repeated eigenvalues (closer than ``1e-10`` times the largest ``|w|``, whether the twin
     is among the ``k`` found or not: two steps of inverse iteration on the bordered system
-    bound the gap to the others) have no eigenvector derivative: in reverse mode an error
-    naming ``Eigsh`` and the gap, or NaN for that vector with ``on_failure="nan"``; in
-    forward mode NaN for that vector's tangent (``jvp`` computes every output's tangent,
-    used or not, and an error would stop the eigenvalues' too). The eigenvalues' first
-    derivatives stay defined in both modes.
+    bound the gap to the others) have no eigenvector derivative: in both modes an error
+    naming ``Eigsh`` and the gap, or NaN for that vector with ``on_failure="nan"``. The
+    eigenvalues' first derivatives stay defined in both modes; but an eager ``jvp``
+    computes every output's tangent, used or not, so there the vectors' refusal stops the
+    eigenvalues' tangents too (under ``jit`` the unused are dropped): for eigenvalues alone
+    at a repeated eigenvalue, use reverse mode, ``jit``, or ``on_failure="nan"``.
 
     Parameters:
         indices, indptr, shape: the CSR pattern (stored as tuples of ints).

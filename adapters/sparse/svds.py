@@ -42,8 +42,8 @@ class Svds(MayFail):
     is the eigenvector derivative of ``[[0, a], [aᵀ, 0]]`` at ``[u_i; v_i] / √2`` (a sparse
     bordered solve of m + n + 1 unknowns per vector, ``Eigsh``'s rules), so every order
     works. Repeated singular values (the twin among the ``k`` or not) or a zero one have no
-    vector derivative: in reverse mode an error naming ``Svds`` with the gap, or NaN with
-    ``on_failure="nan"``; in forward mode NaN vector tangents (as ``Eigsh``'s).
+    vector derivative: in both modes an error naming ``Svds`` with the gap, or NaN with
+    ``on_failure="nan"`` (as ``Eigsh``'s, eager ``jvp`` included).
 
     Parameters:
         indices, indptr, shape: the CSR pattern, ``shape = (m, n)``.
