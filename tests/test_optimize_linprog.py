@@ -189,3 +189,78 @@ def test_constraints_of_very_different_sizes_have_highs_marginals(c, a_ub, b_ub,
     np.testing.assert_allclose(dupper, highs.upper.marginals, rtol=1e-12, atol=1e-12)
     at_upper = np.isclose(highs.x, upper)  # x follows the upper bounds it sits at
     np.testing.assert_allclose(dx, np.diag(at_upper.astype(float)), atol=1e-12)
+
+
+# an optimal edge (#56): x0 + x1 + x2 = 9 and 2 x1 + x2 = 12 hold along it; HiGHS returns
+# its end (2.4, 5.4, 1.2), where 3 x0 + 2 x1 <= 18 (A_ub row 2) holds too, its multiplier 0
+EDGE_C = np.array([-3.0, -5.0, -4.0])
+EDGE_A = np.array([[1.0, 0.0, 2.0], [0.0, 2.0, 1.0], [3.0, 2.0, 0.0], [1.0, 1.0, 1.0]])
+EDGE_B = np.array([8.0, 12.0, 18.0, 9.0])
+
+
+def test_the_value_on_an_optimal_edge_is_differentiable_where_the_duals_are_unique():
+    """fun's gradient in b_ub is HiGHS's marginals (unique: the three constraints that hold
+    are independent), and one-sided differences of SciPy's value agree on both sides; it
+    raised 'x has no derivative' before. jit(grad) too, and in bounds as an array."""
+    expected = scipy.optimize.linprog(EDGE_C, EDGE_A, EDGE_B)
+    h = 1e-6
+    for i in range(4):
+        step = h * np.eye(4)[i]
+        above = scipy.optimize.linprog(EDGE_C, EDGE_A, EDGE_B + step).fun - expected.fun
+        below = expected.fun - scipy.optimize.linprog(EDGE_C, EDGE_A, EDGE_B - step).fun
+        assert above / h == pytest.approx(expected.ineqlin.marginals[i], abs=1e-7)
+        assert below / h == pytest.approx(expected.ineqlin.marginals[i], abs=1e-7)
+    with jax.enable_x64(True):
+        grad = jax.grad(lambda b: Linprog()(EDGE_C, EDGE_A, b)[1])(jnp.asarray(EDGE_B))
+        jitted = jax.jit(jax.grad(lambda b: Linprog()(EDGE_C, EDGE_A, b)[1]))(EDGE_B)
+        bounds = np.array([[0.0, 10.0], [0.0, 10.0], [0.0, 10.0]])
+        in_bounds = jax.grad(lambda u: Linprog()(EDGE_C, EDGE_A, EDGE_B, None, None, *u.T)[1])(
+            jnp.asarray(bounds)
+        )
+    np.testing.assert_allclose(grad, expected.ineqlin.marginals, atol=1e-14)
+    np.testing.assert_array_equal(jitted, grad)
+    grad = np.asarray(grad)
+    assert grad[2] == 0 and grad[1] == pytest.approx(-1) and grad[3] == pytest.approx(-3)
+    np.testing.assert_array_equal(in_bounds, 0)  # (no bound holds on the edge's end)
+    np.testing.assert_allclose(expected.x, [2.4, 5.4, 1.2], rtol=1e-12)  # (the end above)
+
+
+def test_on_an_optimal_edge_x_has_no_derivative_and_the_error_names_the_constraint():
+    with jax.enable_x64(True), host_errors():
+        with pytest.raises(OptimizeError, match=r"Linprog.*A_ub row 2 holds there with a zero"):
+            jax.grad(lambda b: Linprog()(EDGE_C, EDGE_A, b)[0][0])(jnp.asarray(EDGE_B))
+        # forward mode computes x's tangent with fun's: refused, saying where fun's are
+        with pytest.raises(OptimizeError, match=r"A_ub row 2.*forward mode.*jax\.grad"):
+            jax.jacfwd(lambda b: Linprog()(EDGE_C, EDGE_A, b)[1])(jnp.asarray(EDGE_B))
+        nan = jax.grad(lambda b: Linprog(on_failure="nan")(EDGE_C, EDGE_A, b)[0][0])(EDGE_B)
+        assert np.isnan(nan).all()
+
+
+def test_on_an_optimal_edge_the_value_in_c_is_differentiated_along_highs_choice():
+    """fun has a kink in c on an edge (its optimal points tie): the gradient is HiGHS's x,
+    the derivative along HiGHS's choice, as documented."""
+    with jax.enable_x64(True):
+        grad = jax.grad(lambda c: Linprog()(c, EDGE_A, EDGE_B)[1])(jnp.asarray(EDGE_C))
+    np.testing.assert_array_equal(grad, scipy.optimize.linprog(EDGE_C, EDGE_A, EDGE_B).x)
+
+
+def test_where_the_duals_are_not_unique_the_value_is_refused_naming_the_constraints():
+    """Four constraints through one vertex of three unknowns: the multipliers move along a
+    direction, and SciPy's one-sided differences of the value in b_ub differ."""
+    a_ub = np.vstack([A_UB, [1.0, 0.0, 1.0]])
+    b_ub = np.append(B_UB, 10 / 3)
+    scipys = scipy_linprog(C, a_ub, b_ub, A_EQ, B_EQ, LOWER, UPPER)
+    step = 1e-6 * np.eye(3)[0]
+    above = scipy_linprog(C, a_ub, b_ub + step, A_EQ, B_EQ, LOWER, UPPER).fun - scipys.fun
+    below = scipys.fun - scipy_linprog(C, a_ub, b_ub - step, A_EQ, B_EQ, LOWER, UPPER).fun
+    assert abs(above - below) / 1e-6 > 0.1  # (a kink: no derivative)
+    with (
+        jax.enable_x64(True),
+        host_errors(),
+        pytest.raises(
+            OptimizeError,
+            match=r"4 constraints hold there for 3 unknowns \(A_eq row 0, A_ub row 0, A_ub "
+            r"row 1, A_ub row 2\), and their multipliers .* are not unique",
+        ),
+    ):
+        jax.grad(lambda b: Linprog()(C, a_ub, b, A_EQ, B_EQ, LOWER, UPPER)[1])(jnp.asarray(b_ub))

@@ -11,10 +11,8 @@ import jaxbridge as jb
 
 from .._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
+from ._lp_optimum import Optimum
 from ._scipy_forms import bound_arrays, refuse_scipy_bounds, refuse_unsupported
-
-_TIGHT = 1e-7  # a constraint this close to equality, relative to its scale, holds at x
-_ZERO = 1e-9  # a multiplier this small, relative to the largest, is no multiplier
 
 
 class Linprog(MayFail):
@@ -32,14 +30,21 @@ class Linprog(MayFail):
             infeasible or unbounded problem, and, where a derivative is asked for, on a
             degenerate optimum (below).
 
-    Derivatives: first order, in every argument, at a non-degenerate optimum: exactly n
-    constraints hold with equality (the equalities, the inequalities and bounds that are
-    tight), their rows are independent, and each inequality's multiplier is nonzero. There
-    ``x`` is the vertex ``M x = r`` of those constraints, ``x``'s derivatives are ``M``'s
-    solves, and the value's derivatives in ``b_ub``, ``b_eq`` and the bounds are the
-    multipliers (HiGHS's marginals). At a degenerate optimum (more constraints tight, a
-    tight one whose multiplier is zero, or an optimal face rather than a vertex) ``x`` has
-    no derivative: an ``OptimizeError`` names what degenerates, or NaN on request.
+    Derivatives: first order. ``x``'s, in every argument, at a non-degenerate optimum:
+    exactly n constraints hold with equality (the equalities, the inequalities and bounds
+    that are tight), their rows are independent, and each inequality's multiplier is
+    nonzero. There ``x`` is the vertex ``M x = r`` of those constraints and its derivatives
+    are ``M``'s solves. Elsewhere (more constraints tight, a tight one whose multiplier is
+    zero, an optimal edge or face) ``x`` has no derivative: an ``OptimizeError`` names the
+    constraint, or NaN on request. ``fun``'s derivatives in ``b_ub``, ``b_eq`` and the
+    bounds are the multipliers (HiGHS's marginals) wherever they are unique, an optimal
+    edge included (checked on the constraints that hold: independent rows, or no direction
+    in which the multipliers can move keeping their signs); where they are not, ``fun`` has
+    a kink there, refused as above. ``fun``'s derivative in ``c`` is ``x`` and in the
+    matrices ``-y xᵀ``: on an optimal edge or face the optimal points tie, the value has a
+    kink in ``c``, and these are the derivatives along HiGHS's choice of ``x``. Forward mode
+    (``jvp``, ``jacfwd``) computes ``x``'s tangent with ``fun``'s, so it needs the
+    non-degenerate vertex; ``fun``'s derivatives alone come from reverse mode (``grad``).
     """
 
     method: str = "highs"
@@ -115,113 +120,40 @@ class Linprog(MayFail):
         gx, gf = g
         gx = np.zeros(c.shape) if gx is None else np.asarray(gx, np.float64)
         gf = 0.0 if gf is None else float(gf)
+        optimum = Optimum(c, a_ub, b_ub, a_eq, b_eq, lower, upper, x)
         try:
-            vertex = _Vertex(c, a_ub, b_ub, a_eq, b_eq, lower, upper, x)
+            lam = np.zeros(len(optimum.matrix))
+            if gx.any():  # x's pullback, M⁻ᵀ ḡ: only at a non-degenerate vertex
+                optimum.vertex()  # (an error naming the constraint elsewhere)
+                lam = np.linalg.solve(optimum.matrix.T, gx)
+            if gf:  # the value's: the multipliers, wherever they are unique
+                lam = lam + gf * optimum.duals()
         except OptimizeError as error:
             nans = self.nan_on_failure(error, *(np.shape(v) for v in res[:7]))
             return tuple(np.asarray(t, jb.result_dtype(v)) for t, v in zip(nans, res))
-        lam = np.linalg.solve(vertex.matrix.T, gx + gf * c)  # x's pullback: M⁻ᵀ ḡ
-        cotangents = (gf * vertex.x, *vertex.scatter(lam, -np.outer(lam, vertex.x)))
+        at = optimum.point()
+        cotangents = (gf * at, *optimum.scatter(lam, -np.outer(lam, at)))
         return tuple(np.asarray(t, jb.result_dtype(v)) for t, v in zip(cotangents, res))
 
     def jvp(self, res, tangents):
         c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, _ = res
         dc, *rest = tangents
         dtype = jb.result_dtype(*res[:7])
+        optimum = Optimum(c, a_ub, b_ub, a_eq, b_eq, lower, upper, x)
         try:
-            vertex = _Vertex(c, a_ub, b_ub, a_eq, b_eq, lower, upper, x)
+            at, _ = optimum.vertex(_FORWARD)
         except OptimizeError as error:
             return self.nan_on_failure(error, c.shape, (), dtype=dtype)
-        dx = np.linalg.solve(vertex.matrix, vertex.gather(rest))  # M ẋ = ṙ - Ṁ x
-        df = c @ dx + (0.0 if dc is None else dc @ vertex.x)
+        dx = np.linalg.solve(optimum.matrix, optimum.gather(rest))  # M ẋ = ṙ - Ṁ x
+        df = c @ dx + (0.0 if dc is None else dc @ at)
         return dx.astype(dtype), np.asarray(df, dtype)
 
 
-class _Vertex:
-    """The optimum as the vertex ``M x = r`` of the constraints that hold there, refused
-    where it is degenerate; ``x`` recomputed from them (a vertex to rounding)."""
-
-    def __init__(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper, x):
-        n = len(c)
-        eye = np.eye(n)
-        # each constraint on its own scale: a row's from its own terms, a bound's from its
-        # entry (one scale from the largest |x| read a narrow box as "at lower" beside a
-        # large entry, and refused a good vertex as having too many constraints)
-        tight_ub = np.abs(b_ub - a_ub @ x) <= _TIGHT * (
-            np.abs(a_ub) @ (np.abs(x) + 1) + np.abs(b_ub)
-        )
-        entry = 1 + np.abs(x)
-        to_lower, to_upper = np.abs(x - lower), np.abs(upper - x)
-        tight_lo = np.isfinite(lower) & (to_lower <= _TIGHT * entry)
-        tight_up = np.isfinite(upper) & (to_upper <= _TIGHT * entry)
-        both = tight_lo & tight_up  # (a box narrower than the tolerance: the nearer bound)
-        tight_lo &= ~both | (to_lower <= to_upper)
-        tight_up &= ~tight_lo
-        self.rows = (np.flatnonzero(tight_ub), np.flatnonzero(tight_lo), np.flatnonzero(tight_up))
-        self.sizes = (len(b_ub), len(b_eq), n)
-        self.matrix = np.concatenate([a_eq, a_ub[tight_ub], eye[tight_lo], eye[tight_up]])
-        count = len(self.matrix)
-        if count != n:
-            raise OptimizeError.because(
-                f"linprog's optimum is degenerate: {count} constraints hold there for {n} "
-                f"unknowns ({'an optimal face, not a vertex' if count < n else 'too many'}): "
-                "x has no derivative"
-            )
-        rhs = np.concatenate([b_eq, b_ub[tight_ub], lower[tight_lo], upper[tight_up]])
-        try:
-            self.x = np.linalg.solve(self.matrix, rhs)
-            multipliers = np.linalg.solve(self.matrix.T, c)  # c = Mᵀ y
-        except np.linalg.LinAlgError:
-            raise OptimizeError.because(
-                "linprog's optimum is degenerate: the constraints that hold there are not "
-                "independent: x has no derivative"
-            ) from None
-        inequalities = multipliers[len(b_eq) :]
-        if (np.abs(inequalities) <= _ZERO * np.abs(multipliers).max(initial=1)).any():
-            raise OptimizeError.because(
-                "linprog's optimum is degenerate: a constraint holds there with a zero "
-                "multiplier (the optimum moves to one side only): x has no derivative"
-            )
-        # c = Mᵀ y: an upper limit (a row of A_ub, an upper bound) pushes back with y < 0, a
-        # lower bound with y > 0; another sign means these are not the optimum's constraints
-        upper_side = np.concatenate(
-            [-np.ones(len(self.rows[0])), np.ones(len(self.rows[1])), -np.ones(len(self.rows[2]))]
-        )
-        if (inequalities * upper_side < 0).any():
-            raise OptimizeError.because(
-                "linprog's optimum could not be matched to the constraints that hold there "
-                "(a multiplier has the wrong sign): x has no derivative"
-            )
-
-    def gather(self, tangents) -> np.ndarray:
-        """``ṙ - Ṁ x`` from the tangents of ``A_ub, b_ub, A_eq, b_eq, lower, upper``."""
-        da_ub, db_ub, da_eq, db_eq, dlo, dup = tangents
-        ub, lo, up = self.rows
-        parts = []
-        for a, b, rows in ((da_eq, db_eq, None), (da_ub, db_ub, ub)):
-            count = self.sizes[1] if rows is None else len(rows)
-            part = np.zeros(count)
-            if b is not None:
-                part += b if rows is None else b[rows]
-            if a is not None:
-                part -= (a if rows is None else a[rows]) @ self.x
-            parts.append(part)
-        for bound, rows in ((dlo, lo), (dup, up)):
-            parts.append(np.zeros(len(rows)) if bound is None else bound[rows])
-        return np.concatenate(parts)
-
-    def scatter(self, rhs: np.ndarray, matrix: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The cotangents of ``A_ub, b_ub, A_eq, b_eq, lower, upper`` from those of ``r``
-        and ``M`` (rows in ``M``'s order: equalities, tight inequalities, bounds)."""
-        p, q, n = self.sizes
-        ub, lo, up = self.rows
-        a_ub, b_ub, a_eq = np.zeros((p, n)), np.zeros(p), matrix[:q]
-        at = q + len(ub)
-        a_ub[ub], b_ub[ub] = matrix[q:at], rhs[q:at]
-        lower, upper = np.zeros(n), np.zeros(n)
-        lower[lo] = rhs[at : at + len(lo)]
-        upper[up] = rhs[at + len(lo) :]
-        return a_ub, b_ub, a_eq, rhs[:q], lower, upper
+_FORWARD = (
+    " (forward mode computes x's tangent with fun's; fun's derivatives in b_ub, b_eq and "
+    "the bounds, where the multipliers are unique, come from reverse mode: jax.grad, "
+    "jax.vjp)"
+)
 
 
 def linprog(
