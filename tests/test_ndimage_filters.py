@@ -227,3 +227,89 @@ def test_uniform_and_median_gradients_in_every_mode_match_scipys_differences(mod
     np.testing.assert_allclose(g_uniform, expected, 1e-6, 1e-7)
     expected = central(lambda x: ndi.median_filter(x, (3, 2), mode=mode, cval=0.5), IMAGE)
     np.testing.assert_allclose(g_median, expected, 1e-6, 1e-7)
+
+
+def _scipy_matrix(filter_, shape):
+    """The matrix of a linear ``filter_`` of images of ``shape`` (SciPy's), column by column."""
+    size = int(np.prod(shape))
+    columns = [filter_(np.eye(size)[k].reshape(shape)).ravel() for k in range(size)]
+    return np.stack(columns, axis=1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_image_cotangent_and_its_derivatives_are_scipys_adjoint(mode):
+    """The image's cotangent is a host call of its own (SciPy's correlation with the flipped
+    weights, the extension folded back onto the edges): against SciPy's matrix Aᵀ y in every
+    mode, with origins -1, 0 and 1 and kernels longer than the image (the extension then
+    wraps or reflects more than once), and its own derivatives: in the weights (the mixed
+    second derivative, reverse and forward) against SciPy's differences of z·A(k)ᵀy, and in
+    y (its transpose) against A z."""
+    y, z = RNG.normal(size=(2, *IMAGE.shape))
+    with jax.enable_x64(True):
+        for axis, kernel, origin in [
+            (0, np.array([0.2, -0.5, 1.0, 0.4]), 1),
+            (1, np.array([0.3, 1.0, -0.6]), -1),
+            (0, RNG.normal(size=9), 0),  # longer than the 6 rows
+            (1, RNG.normal(size=16), -8),
+        ]:
+
+            def scipy_filter(x, k, axis=axis, origin=origin):
+                return ndi.correlate1d(x, k, axis, mode=mode, cval=0.3, origin=origin)
+
+            def image_cotangent(k, y, axis=axis, origin=origin):
+                _, pullback = jax.vjp(lambda x: correlate1d(x, k, axis, mode, 0.3, origin), IMAGE)
+                return pullback(y)[0]
+
+            matrix = _scipy_matrix(
+                lambda x: scipy_filter(x, kernel) - scipy_filter(0 * x, kernel), IMAGE.shape
+            )
+            got = image_cotangent(kernel, y)
+            np.testing.assert_allclose(got.ravel(), matrix.T @ y.ravel(), 1e-12, 1e-13)
+            # in the weights
+            mixed = jax.grad(lambda k: jnp.vdot(z, image_cotangent(k, y)))(kernel)
+            expected = np.zeros_like(kernel)
+            for j in range(kernel.size):
+                step = np.zeros_like(kernel)
+                step[j] = 1e-6
+                plus = _scipy_matrix(
+                    lambda x: scipy_filter(x, kernel + step) - scipy_filter(0 * x, kernel + step),
+                    IMAGE.shape,
+                )
+                minus = _scipy_matrix(
+                    lambda x: scipy_filter(x, kernel - step) - scipy_filter(0 * x, kernel - step),
+                    IMAGE.shape,
+                )
+                expected[j] = z.ravel() @ (plus - minus).T @ y.ravel() / 2e-6
+            np.testing.assert_allclose(mixed, expected, 1e-6, 1e-7)
+            tangent = RNG.normal(size=kernel.shape)
+            _, pushed = jax.jvp(lambda k: image_cotangent(k, y), (kernel,), (tangent,))
+            np.testing.assert_allclose(jnp.vdot(z, pushed), expected @ tangent, 1e-6, 1e-7)
+            # in y: its transpose is the correlation again (cval does not enter)
+            back = jax.grad(lambda y: jnp.vdot(z, image_cotangent(kernel, y)))(y)
+            np.testing.assert_allclose(back.ravel(), matrix @ z.ravel(), 1e-12, 1e-13)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_uniform_filters_cotangent_and_its_transpose_are_scipys(mode):
+    """The box mean's cotangent (a host call of its own) against SciPy's matrix Aᵀ y in
+    every mode, a box longer than the image's 6 rows included; its own transpose (the
+    second derivative's path) against A z, SciPy's filter of z."""
+    y, z = RNG.normal(size=(2, *IMAGE.shape))
+    size = (8, 2)
+    with jax.enable_x64(True):
+
+        def image_cotangent(y):
+            _, pullback = jax.vjp(lambda x: uniform_filter(x, size, mode, 0.5), IMAGE)
+            return pullback(y)[0]
+
+        got = image_cotangent(y)
+        back = jax.grad(lambda y: jnp.vdot(z, image_cotangent(y)))(y)
+    matrix = _scipy_matrix(
+        lambda x: (
+            ndi.uniform_filter(x, size, mode=mode, cval=0.5)
+            - ndi.uniform_filter(0 * x, size, mode=mode, cval=0.5)
+        ),
+        IMAGE.shape,
+    )
+    np.testing.assert_allclose(got.ravel(), matrix.T @ y.ravel(), 1e-12, 1e-13)
+    np.testing.assert_allclose(back.ravel(), matrix @ z.ravel(), 1e-12, 1e-13)

@@ -1,9 +1,11 @@
-"""What ``UniformFilter`` and ``MedianFilter`` share: their static ``size`` per axis, and
-the windows of an image in JAX (each window's entries along a leading axis, the image
-extended beyond its edges as SciPy's filters extend it) for the derivative rules."""
+"""What ``UniformFilter`` and ``MedianFilter`` share: ``BoxFilter``, their fields (a box of
+``size`` per axis, the mode, ``cval``, the image's shape), checks and call form, and the
+windows of an image in JAX (each window's entries along a leading axis, the image
+extended beyond its edges as SciPy's filters extend it) for the median's rules."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any
 
@@ -11,7 +13,80 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._correlate import extended
+import jaxbridge as jb
+
+from ._correlate import FilterMode, extended
+from ._images import check_number, check_shape, flat_size, image_argument
+
+
+class BoxFilter(jb.Adapter):
+    """A filter over a box of ``size`` around each pixel: ``Filter(size, mode, cval)(input)``
+    with SciPy's arguments, the image flattened underneath (``"(s)->(s)"``, leading axes
+    batch axes) with its axis lengths the static ``shape``, which a call with the image
+    sets (``size`` then one entry per axis).
+
+    Parameters:
+        size: the box's length along every axis, or one per axis (a whole number >= 1).
+        mode: SciPy's filter mode (see ``Correlate1d``).
+        cval: the value beyond the edges for "constant".
+        shape: keyword-only, the image's axis lengths (for the flattened form).
+    """
+
+    size: int | tuple[int, ...] = 3
+    mode: FilterMode = "reflect"
+    cval: float = 0.0
+    _: dataclasses.KW_ONLY
+    shape: tuple[int, ...] = ()
+
+    signature = "(s)->(s)"
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        check_number(owner, "cval", self.cval)
+        check_shape(owner, self.shape)
+        sizes(owner, self.size, len(self.size) if isinstance(self.size, tuple) else 1)
+
+    def __call__(self, input: Any) -> Any:
+        if self.shape:
+            return jb.Adapter.__call__(self, input)
+        owner = type(self).__name__
+        image = image_argument(owner, input)
+        size = sizes(owner, self.size, image.ndim)
+        adapter = dataclasses.replace(self, size=size, shape=image.shape)
+        return jb.Adapter.__call__(adapter, image.reshape(-1)).reshape(image.shape)
+
+    def output_specs(self, input):
+        flat_size(type(self).__name__, self.shape, input.shape)
+        self.box()
+        return jax.ShapeDtypeStruct(input.shape[-1:], jb.result_dtype(input))
+
+    def box(self) -> tuple[int, ...]:
+        """``size`` as one whole number per axis of the image."""
+        return sizes(type(self).__name__, self.size, len(self.shape))
+
+    def scipy_filter(
+        self,
+        routine: Any,
+        input: np.ndarray,
+        out: Any = None,
+        image: np.ndarray | None = None,
+        box: tuple[int, ...] | None = None,
+    ) -> np.ndarray:
+        """SciPy's ``routine`` (``uniform_filter``, ``median_filter``) of the flattened
+        ``input`` (or of ``image``, its values reshaped) over this box (or ``box``), mode and
+        ``cval``, flattened, in ``input``'s floating dtype (float64 for an integer image);
+        into ``forward``'s ``out`` where it is given in that dtype."""
+        image = np.asarray(input).reshape(self.shape) if image is None else image
+        dtype = image.dtype if np.issubdtype(image.dtype, np.floating) else np.dtype(np.float64)
+        into = out is not None and out[0].dtype == dtype
+        values = routine(
+            image,
+            self.box() if box is None else box,
+            output=out[0].reshape(image.shape) if into else dtype,
+            mode=self.mode,
+            cval=self.cval,
+        )
+        return out[0] if into else values.reshape(-1).astype(jb.result_dtype(input), copy=False)
 
 
 def sizes(owner: str, size: Any, rank: int) -> tuple[int, ...]:

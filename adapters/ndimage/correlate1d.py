@@ -1,5 +1,7 @@
 """``Correlate1d``: SciPy's ``correlate1d`` (a 1-D correlation along one axis of an image),
-bilinear in the image and the weights; the rules differentiate the same correlation
+bilinear in the image and the weights, and ``Correlate1dTransposed``, its transpose in the
+image, which its rules call: each is one SciPy correlation on the host, and each one's
+derivative in the image is the other. The weights' derivatives are the correlation
 written in JAX (``_correlate.py``)."""
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ import scipy.ndimage
 
 import jaxbridge as jb
 
-from .._rules import compiled
-from ._correlate import FilterMode
+from .._rules import asked, compiled, total
+from ._correlate import FilterMode, transposed_correlate1d
 from ._correlate import correlate1d as correlate_in_jax
 from ._images import check_number, check_shape, flat_size, image_argument, pulled_back
 
@@ -32,9 +34,10 @@ class Correlate1d(jb.Adapter):
     SciPy's values bitwise (the result takes the floating dtype of ``input``, float64 for
     an integer image, as SciPy's output takes ``input``'s). Derivatives, every order, both
     modes: the correlation is linear in ``input`` (affine for "constant" with ``cval !=
-    0``) and in ``weights``; its tangents and cotangents are the same correlation written
-    in JAX, the extension by ``jnp.pad`` (whose transpose folds the extension back onto
-    the edges). ``jax.linear_transpose`` in ``input`` where ``cval`` does not enter.
+    0``) and in ``weights``. The tangent is this correlation again (``cval = 0`` for the
+    image's), the image's cotangent its transpose, ``Correlate1dTransposed``: one SciPy
+    call on the host each, as the value is. The weights' cotangent is the correlation's in
+    JAX. ``jax.linear_transpose`` in ``input`` where ``cval`` does not enter.
 
     The bridged call underneath takes the image flattened (``"(s),(w)->(s)"``, leading
     axes batch axes), its axis lengths the static parameter ``shape``, which a call with
@@ -104,20 +107,22 @@ class Correlate1d(jb.Adapter):
         if not np.isfinite(weights).all():
             raise ValueError("argument 'weights' has non-finite entries (NaN or inf).")
 
-    def forward(self, input, weights):
+    def forward(self, input, weights, *, out=None):
+        dtype = jb.result_dtype(input)
+        into = out[0].reshape(self.shape) if out is not None and dtype == np.float64 else None
         values = scipy.ndimage.correlate1d(
             np.asarray(input).reshape(self.shape),
             np.asarray(weights, np.float64),
             self.axis,
-            output=np.float64,
+            output=np.float64 if into is None else into,  # (XLA's buffer, where it is one)
             mode=self.mode,
             cval=self.cval,
             origin=self.origin,
         )
-        return values.reshape(-1).astype(jb.result_dtype(input))
+        return out[0] if into is not None else values.reshape(-1).astype(dtype)
 
     def correlation(self, input: jax.Array, weights: jax.Array) -> jax.Array:
-        """The same values in JAX (one image (s), weights (w)), for the rules."""
+        """The same values in JAX (one image (s), weights (w)), for the weights' rules."""
         image = input.reshape(self.shape)
         values = correlate_in_jax(
             image, weights, self.axis % len(self.shape), self.mode, self.cval, self.origin
@@ -127,17 +132,96 @@ class Correlate1d(jb.Adapter):
     def _correlations(self, input: jax.Array, weights: jax.Array) -> jax.Array:
         return jnp.vectorize(self.correlation, signature="(s),(w)->(s)")(input, weights)
 
+    def linear_part(self) -> Correlate1d:
+        """This correlation with ``cval = 0``: its derivative in the image."""
+        return dataclasses.replace(self, cval=0.0)
+
+    def transposed(self) -> Correlate1dTransposed:
+        """Its transpose in the image (which ``cval`` does not enter)."""
+        return Correlate1dTransposed(self.axis, self.mode, self.origin, shape=self.shape)
+
     @compiled
-    def pullback(self, res, g):
-        return pulled_back(self._correlations, res[:2], g)
+    def pullback(self, res, g, *, wanted=None):
+        input, weights = res[:2]
+        image = kernel = None
+        if asked(wanted, "input") and jnp.issubdtype(input.dtype, jnp.floating):
+            image = self.transposed()(g, weights).astype(input.dtype)  # (the bridge sums)
+        if asked(wanted, "weights") and jnp.issubdtype(weights.dtype, jnp.floating):
+            (kernel,) = pulled_back(lambda w: self._correlations(input, w), (weights,), g)
+        return image, kernel
 
     @compiled
     def pushforward(self, res, tangents):
-        primals = [
-            x if t is None else jnp.broadcast_to(x, t.shape) for x, t in zip(res[:2], tangents)
-        ]
-        tangents = [jnp.zeros_like(x) if t is None else t for x, t in zip(primals, tangents)]
-        return jax.jvp(self._correlations, tuple(primals), tuple(tangents))[1]
+        input, weights = res[:2]
+        d_input, d_weights = tangents
+        return total(
+            (
+                None if d_input is None else self.linear_part()(d_input, weights),
+                None if d_weights is None else self(input, d_weights),
+            )
+        )
+
+
+class Correlate1dTransposed(jb.Adapter):
+    """``Correlate1d``'s transpose in the image, for its rules:
+    ``Correlate1dTransposed(axis, mode, origin, shape=shape)(g, weights)`` is ``Cᵀ g`` for
+    ``C`` the correlation ``Correlate1d(axis, mode, 0.0, origin, shape=shape)(·, weights)``
+    (``cval`` enters its values, not its transpose), flattened images in and out.
+
+    On the host, one pass: SciPy's correlation of ``g`` with the flipped weights, zeros
+    beyond the edges, and the share of the extension folded back onto the edges
+    (``transposed_correlate1d``). Bilinear in ``g`` and ``weights``: its derivative in
+    ``g`` is its own transpose, ``C``; in ``weights``, the correlation's in JAX. Every
+    order, both modes.
+    """
+
+    axis: int
+    mode: FilterMode
+    origin: int
+    _: dataclasses.KW_ONLY
+    shape: tuple[int, ...]
+
+    signature = "(s),(w)->(s)"
+    linear_in = ("g",)
+
+    def output_specs(self, g, weights):
+        return jax.ShapeDtypeStruct(g.shape[-1:], jb.result_dtype(g))
+
+    def forward(self, g, weights, *, out=None):
+        dtype = jb.result_dtype(g)
+        into = out[0].reshape(self.shape) if out is not None and dtype == np.float64 else None
+        image = np.asarray(g, np.float64).reshape(self.shape)
+        values = transposed_correlate1d(image, weights, self.axis, self.mode, self.origin, into)
+        return out[0] if into is not None else values.reshape(-1).astype(dtype)
+
+    def correlation(self) -> Correlate1d:
+        """``C``, its transpose in ``g``."""
+        return Correlate1d(self.axis, self.mode, 0.0, self.origin, shape=self.shape)
+
+    @compiled
+    def pullback(self, res, y, *, wanted=None):
+        g, weights = res[:2]
+        correlation = self.correlation()
+        cotangent_g = cotangent_weights = None
+        if asked(wanted, "g") and jnp.issubdtype(g.dtype, jnp.floating):
+            cotangent_g = correlation(y, weights).astype(g.dtype)
+        if asked(wanted, "weights") and jnp.issubdtype(weights.dtype, jnp.floating):
+            # <y, C(w)ᵀ g> = <C(w) y, g>: the weights' cotangent of C at y for g
+            (cotangent_weights,) = pulled_back(
+                lambda w: correlation._correlations(y, w), (weights,), g
+            )
+        return cotangent_g, cotangent_weights
+
+    @compiled
+    def pushforward(self, res, tangents):
+        g, weights = res[:2]
+        d_g, d_weights = tangents
+        return total(
+            (
+                None if d_g is None else self(d_g, weights),
+                None if d_weights is None else self(g, d_weights),
+            )
+        )
 
 
 def correlate1d(

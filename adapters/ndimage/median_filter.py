@@ -3,7 +3,6 @@ its derivative is the selected entry's, found in JAX among each pixel's window."
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -14,14 +13,11 @@ import scipy.ndimage
 import jaxbridge as jb
 
 from .._rules import compiled
-from ._correlate import FilterMode
-from ._images import check_number, check_shape, flat_size, image_argument, pulled_back
-from ._windows import sizes, windows
-
-OWNER = "MedianFilter"
+from ._images import pulled_back
+from ._windows import BoxFilter, windows
 
 
-class MedianFilter(jb.Adapter):
+class MedianFilter(BoxFilter):
     """The median of ``input`` over a box of ``size`` around each pixel, with SciPy on the
     host: ``MedianFilter(size, mode, cval)(input)`` is ``scipy.ndimage.median_filter(input,
     size, mode=mode, cval=cval)`` (for an even count SciPy takes the entry of rank
@@ -44,59 +40,23 @@ class MedianFilter(jb.Adapter):
             with the image sets; ``size`` then has one entry per axis).
     """
 
-    size: int | tuple[int, ...] = 3
-    mode: FilterMode = "reflect"
-    cval: float = 0.0
-    _: dataclasses.KW_ONLY
-    shape: tuple[int, ...] = ()
-
-    signature = "(s)->(s)"
-
-    def __post_init__(self) -> None:
-        check_number(OWNER, "cval", self.cval)
-        check_shape(OWNER, self.shape)
-        sizes(OWNER, self.size, len(self.size) if isinstance(self.size, tuple) else 1)
-
-    def __call__(self, input: Any) -> Any:
-        if self.shape:
-            return jb.Adapter.__call__(self, input)
-        image = image_argument(OWNER, input)
-        size = sizes(OWNER, self.size, image.ndim)
-        adapter = dataclasses.replace(self, size=size, shape=image.shape)
-        return jb.Adapter.__call__(adapter, image.reshape(-1)).reshape(image.shape)
-
-    def output_specs(self, input):
-        flat_size(OWNER, self.shape, input.shape)
-        sizes(OWNER, self.size, len(self.shape))
-        return jax.ShapeDtypeStruct(input.shape[-1:], jb.result_dtype(input))
-
     def check(self, input):
         if not np.isfinite(input).all():  # (a NaN has no rank: the selected entry is lost)
             raise ValueError("argument 'input' has non-finite entries (NaN or inf).")
 
-    def forward(self, input):
-        image = np.asarray(input).reshape(self.shape)
-        output = image.dtype if np.issubdtype(image.dtype, np.floating) else np.float64
-        size = sizes(OWNER, self.size, image.ndim)
+    def forward(self, input, *, out=None):
+        image, box = np.asarray(input).reshape(self.shape), self.box()
         if image.ndim == 1:
             # SciPy's 1-D path reads past an image shorter than its window (uninitialised
             # memory, or wrong medians, in "mirror", "wrap" and others); its 2-D path with a
             # (size, 1) box is right, and a median is one of the entries either way
-            image, size = image[:, None], (*size, 1)
-        values = scipy.ndimage.median_filter(
-            image,
-            size,  # type: ignore[arg-type] (SciPy takes one per axis)
-            output=output,
-            mode=self.mode,
-            cval=self.cval,
-        )
-        return values.reshape(-1).astype(jb.result_dtype(input))
+            image, box = image[:, None], (*box, 1)
+        return self.scipy_filter(scipy.ndimage.median_filter, input, out, image, box)
 
     def _selected(self, input: jax.Array, median: jax.Array) -> jax.Array:
         """The window entries equal to the medians (one image), differentiable in ``input``."""
         dtype = jb.result_dtype(input)
-        size = sizes(OWNER, self.size, len(self.shape))
-        entries = windows(input.reshape(self.shape).astype(dtype), size, self.mode, self.cval)
+        entries = windows(input.reshape(self.shape).astype(dtype), self.box(), self.mode, self.cval)
         entries = entries.reshape(entries.shape[0], -1)
         # the first entry equal to the median (the nearest, should a cast have rounded it)
         index = jnp.argmin(jnp.abs(jax.lax.stop_gradient(entries) - median.astype(dtype)), 0)

@@ -1,36 +1,32 @@
 """``UniformFilter``: SciPy's ``uniform_filter`` (the mean over a box around each pixel),
-linear in the image; the rules are the box mean written in JAX."""
+linear in the image, and ``UniformFilterTransposed``, its transpose, which its rules call:
+each is one pass of SciPy on the host, and each one's derivative is the other."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import scipy.ndimage
 
 import jaxbridge as jb
 
 from .._rules import compiled
-from ._correlate import FilterMode, correlate1d
-from ._images import check_number, check_shape, flat_size, image_argument
-from ._windows import sizes
-
-OWNER = "UniformFilter"
+from ._correlate import FilterMode, transposed_correlate1d
+from ._windows import BoxFilter, sizes
 
 
-class UniformFilter(jb.Adapter):
+class UniformFilter(BoxFilter):
     """The mean of ``input`` over a box of ``size`` around each pixel, with SciPy on the
     host: ``UniformFilter(size, mode, cval)(input)`` is ``scipy.ndimage.uniform_filter(input,
     size, mode=mode, cval=cval)``.
 
     SciPy's values bitwise (the result in ``input``'s floating dtype, float64 for an integer
-    image). Linear in ``input`` (affine for "constant" with ``cval != 0``): its tangent and
-    cotangent are the box mean (a correlation with ``1 / n`` along each axis) written in JAX,
-    every order, ``jax.linear_transpose`` where ``cval`` does not enter. SciPy sums with a
-    running sum, so the rules agree with its values to rounding.
+    image). Linear in ``input`` (affine for "constant" with ``cval != 0``): its tangent is
+    this filter again (with ``cval = 0``), its cotangent the transpose,
+    ``UniformFilterTransposed``, one pass of SciPy each, every order;
+    ``jax.linear_transpose`` where ``cval`` does not enter.
 
     Parameters:
         size: the box's length along every axis, or one per axis (a whole number >= 1).
@@ -40,71 +36,57 @@ class UniformFilter(jb.Adapter):
             with the image sets; ``size`` then has one entry per axis).
     """
 
-    size: int | tuple[int, ...] = 3
-    mode: FilterMode = "reflect"
-    cval: float = 0.0
-    _: dataclasses.KW_ONLY
-    shape: tuple[int, ...] = ()
-
-    signature = "(s)->(s)"
-
-    def __post_init__(self) -> None:
-        check_number(OWNER, "cval", self.cval)
-        check_shape(OWNER, self.shape)
-        sizes(OWNER, self.size, len(self.size) if isinstance(self.size, tuple) else 1)
-
     @property
     def linear_in(self) -> tuple[str, ...]:  # type: ignore[override]
         affine = self.cval != 0 and self.mode in ("constant", "grid-constant")
         return () if affine else ("input",)
 
-    def __call__(self, input: Any) -> Any:
-        if self.shape:
-            return jb.Adapter.__call__(self, input)
-        image = image_argument(OWNER, input)
-        size = sizes(OWNER, self.size, image.ndim)
-        adapter = dataclasses.replace(self, size=size, shape=image.shape)
-        return jb.Adapter.__call__(adapter, image.reshape(-1)).reshape(image.shape)
-
-    def output_specs(self, input):
-        flat_size(OWNER, self.shape, input.shape)
-        sizes(OWNER, self.size, len(self.shape))
-        return jax.ShapeDtypeStruct(input.shape[-1:], jb.result_dtype(input))
-
-    def forward(self, input):
-        image = np.asarray(input).reshape(self.shape)
-        dtype = jb.result_dtype(input)
-        output = image.dtype if np.issubdtype(image.dtype, np.floating) else np.float64
-        values = scipy.ndimage.uniform_filter(
-            image,
-            self.size,  # type: ignore[arg-type] (SciPy takes one per axis)
-            output=output,
-            mode=self.mode,
-            cval=self.cval,
-        )
-        return values.reshape(-1).astype(dtype)
-
-    def mean(self, input: jax.Array) -> jax.Array:
-        """The box mean in JAX (one flattened image), for the rules."""
-        dtype = jb.result_dtype(input)
-        image = input.reshape(self.shape).astype(dtype)
-        for axis, n in enumerate(sizes(OWNER, self.size, len(self.shape))):
-            if n > 1:  # (SciPy leaves an axis of size 1 alone)
-                image = correlate1d(image, jnp.full(n, 1 / n, dtype), axis, self.mode, self.cval)
-        return image.reshape(-1)
+    def forward(self, input, *, out=None):
+        return self.scipy_filter(scipy.ndimage.uniform_filter, input, out)
 
     @compiled
     def pullback(self, res, g):
-        # linear (its derivative is the linear part's where cval enters): taken at zero, one
-        # cotangent per element of g's batch, whatever stands in res for the input
-        mean = jnp.vectorize(self.mean, signature="(s)->(s)")
-        return jax.vjp(mean, jnp.zeros(g.shape, res[0].dtype))[1](g)
+        # linear: one cotangent per element of g's batch, whatever stands in res for the
+        # input (the bridge sums them over a batch that broadcast it)
+        transposed = UniformFilterTransposed(self.box(), self.mode, shape=self.shape)
+        return (transposed(g).astype(res[0].dtype),)
 
     @compiled
     def pushforward(self, res, tangents):
-        shape = jnp.broadcast_shapes(res[0].shape, tangents[0].shape)
-        x, t = jnp.broadcast_to(res[0], shape), jnp.broadcast_to(tangents[0], shape)
-        return jax.jvp(jnp.vectorize(self.mean, signature="(s)->(s)"), (x,), (t,))[1]
+        return dataclasses.replace(self, cval=0.0)(tangents[0])
+
+
+class UniformFilterTransposed(jb.Adapter):
+    """``UniformFilter``'s transpose, for its rules: ``UniformFilterTransposed(size, mode,
+    shape=shape)(g)`` is ``Mᵀ g`` for ``M`` the box mean ``UniformFilter(size, mode, 0.0,
+    shape=shape)`` (``cval`` enters its values, not its transpose), flattened images in and
+    out. On the host, one pass per axis: the mean of ``g`` over the box with zeros beyond
+    the edges, and the share of the extension folded back onto the edges
+    (``transposed_correlate1d``). Linear; its transpose is ``M``, every order."""
+
+    size: tuple[int, ...]
+    mode: FilterMode
+    _: dataclasses.KW_ONLY
+    shape: tuple[int, ...]
+
+    signature = "(s)->(s)"
+    linear_in = ("g",)
+
+    def forward(self, g):
+        image = np.asarray(g, np.float64).reshape(self.shape)
+        for axis, n in enumerate(sizes(type(self).__name__, self.size, len(self.shape))):
+            if n > 1:  # (SciPy leaves an axis of size 1 alone)
+                image = transposed_correlate1d(image, np.full(n, 1 / n), axis, self.mode)
+        return image.reshape(-1).astype(jb.result_dtype(g))
+
+    @compiled
+    def pullback(self, res, y):
+        mean = UniformFilter(self.size, self.mode, shape=self.shape)
+        return (mean(y).astype(res[0].dtype),)
+
+    @compiled
+    def pushforward(self, res, tangents):
+        return self(tangents[0])
 
 
 def uniform_filter(
