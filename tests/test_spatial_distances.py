@@ -130,3 +130,52 @@ def test_chebyshev_with_a_zero_weight_leaves_that_coordinate_out_of_the_derivati
     np.testing.assert_allclose(jacobian, expected, atol=1e-8)
     expected = central(lambda a: distance.pdist(a, "chebyshev", w=w), xa)
     np.testing.assert_allclose(pdist_jacobian, expected, atol=1e-8)
+
+
+def test_integer_points_give_floats_as_scipys():
+    """SciPy's cdist of integer point sets is float64, as Pdist's and KDTreeQuery's are here;
+    Cdist declared the inputs' int64 and the call failed ("result 0 of forward has dtype
+    float64, but int64 was declared"). Float32 points stay float32."""
+    xa, xb = np.arange(12).reshape(4, 3) % 5, np.arange(15).reshape(5, 3) % 4
+    w = np.array([1, 2, 1])
+    with jax.enable_x64(True):
+        for got, expected in [
+            (Cdist()(xa, xb), distance.cdist(xa, xb)),
+            (jax.jit(Cdist("cityblock"))(xa, xb), distance.cdist(xa, xb, "cityblock")),
+            (Cdist()(xa, xb, w=w), distance.cdist(xa, xb, w=w)),
+            (Pdist()(xa), distance.pdist(xa)),
+        ]:
+            assert got.dtype == jnp.float64
+            np.testing.assert_array_equal(got, expected)
+        single = Cdist()(xa.astype(np.float32), xb.astype(np.float32))
+    assert single.dtype == jnp.float32
+    np.testing.assert_array_equal(single, distance.cdist(xa, xb).astype(np.float32))
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
+def test_the_cotangents_from_the_distances_batched_and_second_order(metric):
+    """Euclidean and sqeuclidean cotangents come from the distances (sums and a matrix
+    product, no (m, k, n) differences): a batch of XA sharing one XB (whose cotangent sums
+    over the batch) against SciPy's differences, and the Hessian of Σ w · d (through the
+    distances' own derivative) against SciPy's second differences, Cdist's and Pdist's."""
+    batch = RNG.normal(size=(2, 4, 3))
+    w = RNG.normal(size=(4, 5))
+    wp = RNG.normal(size=6)
+    with jax.enable_x64(True):
+        in_b = jax.grad(lambda b: jnp.sum(w * Cdist(metric)(batch, b)))(XB)
+        hessian = jax.hessian(lambda a: jnp.sum(w * Cdist(metric)(a, XB)))(XA)
+        hessian_p = jax.hessian(lambda x: jnp.sum(wp * Pdist(metric)(x)))(XA)
+
+    def value(b):
+        return sum(np.sum(w * distance.cdist(x, b, metric)) for x in batch)
+
+    np.testing.assert_allclose(in_b, central(value, XB), rtol=1e-7, atol=1e-8)
+
+    def cdist_gradient(a):  # SciPy's differences, differenced again
+        return central(lambda a: np.sum(w * distance.cdist(a, XB, metric)), a, 1e-4)
+
+    def pdist_gradient(x):
+        return central(lambda x: np.sum(wp * distance.pdist(x, metric)), x, 1e-4)
+
+    np.testing.assert_allclose(hessian, central(cdist_gradient, XA, 1e-4), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hessian_p, central(pdist_gradient, XA, 1e-4), rtol=1e-5, atol=1e-6)

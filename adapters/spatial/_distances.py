@@ -52,11 +52,18 @@ class Distances(jb.Adapter):
                 f"derivative at a zero difference is infinite); got {self.p!r}."
             )
 
-    def scipy_distances(self, routine: Any, *points: np.ndarray, **parameter: Any) -> np.ndarray:
+    def scipy_distances(
+        self, routine: Any, *points: np.ndarray, out: Any = None, **parameter: Any
+    ) -> np.ndarray:
         """SciPy's ``routine`` (``cdist``, ``pdist``) of ``points`` with this metric and
-        its ``parameter`` (``w``, ``V`` or ``VI``, where given)."""
-        options = {"p": float(self.p)} if self.metric == "minkowski" else {}
-        return routine(*points, self.metric, **options, **parameter)
+        its ``parameter`` (``w``, ``V`` or ``VI``, where given), in the result's dtype
+        (``result_dtype`` of the points and the parameter); into ``forward``'s ``out``
+        (XLA's buffer) where it is float64, as SciPy's ``out=`` takes."""
+        options: dict[str, Any] = {"p": float(self.p)} if self.metric == "minkowski" else {}
+        if out is not None and out[0].dtype == np.float64:
+            options["out"] = out[0]
+        distances = routine(*points, self.metric, **options, **parameter)
+        return distances.astype(jb.result_dtype(*points, *parameter.values()), copy=False)
 
     def parameter_name(self, w: Any, V: Any, VI: Any) -> str | None:  # noqa: N803 (SciPy's)
         """The one of ``w``, ``V`` and ``VI`` given (``None`` if none is), refused where this
@@ -132,3 +139,8 @@ def aligned(primals, tangents):
     primals = [x if t is None else jnp.broadcast_to(x, t.shape) for x, t in zip(primals, tangents)]
     tangents = [jnp.zeros_like(x) if t is None else t for x, t in zip(primals, tangents)]
     return tuple(primals), tuple(tangents)
+
+
+def floating(x: jax.Array) -> bool:
+    """Whether ``x`` has a cotangent (integer points have none)."""
+    return bool(jnp.issubdtype(x.dtype, jnp.floating))

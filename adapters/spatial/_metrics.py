@@ -117,6 +117,29 @@ def inverse_covariance(points: jax.Array) -> jax.Array:
     return jnp.swapaxes(inv(covariance), -1, -2)
 
 
+SQUARED = ("euclidean", "sqeuclidean")
+"""The metrics of the squared differences alone, ``f(Σ (xa - xb)²)``, whose cotangents
+``pairwise_cotangents`` gives from the distances without the (m, k, n) differences."""
+
+
+def squared_cotangents(metric: str, distances: jax.Array, g: jax.Array) -> jax.Array:
+    """``2 g f'(s)`` for the distances ``f(s)`` of ``SQUARED``'s ``metric`` (``s`` the sum of
+    squared differences) and their cotangent ``g``: ``2 g``, or ``g / d`` for euclidean (0
+    at ``d = 0``, the subgradient taken there)."""
+    if metric == "sqeuclidean":
+        return 2 * g
+    positive = distances > 0
+    return jnp.where(positive, g / jnp.where(positive, distances, 1), 0)
+
+
+def pairwise_cotangents(xa: jax.Array, xb: jax.Array, c: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The cotangents of ``xa`` (..., m, n) and ``xb`` (..., k, n) for ``Σ_il c_il |xa_i -
+    xb_l|² / 2`` with ``c`` (..., m, k) held: ``xa_i Σ_l c_il - Σ_l c_il xb_l`` and the
+    same for ``xb``: sums and a matrix product, no (m, k, n) array."""
+    ct = jnp.swapaxes(c, -1, -2)
+    return xa * jnp.sum(c, -1)[..., None] - c @ xb, xb * jnp.sum(ct, -1)[..., None] - ct @ xa
+
+
 METRICS: dict[str, Callable[[jax.Array, jax.Array, float, jax.Array | None], jax.Array]] = {
     f.__name__: f
     for f in (

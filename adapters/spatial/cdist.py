@@ -11,7 +11,8 @@ import scipy.spatial.distance
 import jaxbridge as jb
 
 from .._rules import compiled
-from ._distances import PARAMETERS, Distances, aligned, check_parameter
+from ._distances import PARAMETERS, Distances, aligned, check_parameter, floating
+from ._metrics import SQUARED, pairwise_cotangents, squared_cotangents
 
 
 class Cdist(Distances):
@@ -62,15 +63,17 @@ class Cdist(Distances):
         parameterized = _PARAMETERIZED[name](self.metric, self.p)
         return parameterized(XA, XB, {"w": w, "V": V, "VI": VI}[name])
 
-    def check(self, XA, XB):  # noqa: N803 (SciPy's names)
+    def output_specs(self, XA, XB):  # noqa: N803 (SciPy's names)
+        return _floating(super().output_specs(XA, XB), XA, XB)
+
+    def check(self, XA, XB):  # noqa: N803
         self._refuse_zero_rows("XA", XA)
         self._refuse_zero_rows("XB", XB)
         if self.metric in PARAMETERS:
             self._refuse_default_parameter(np.concatenate([XA, XB], -2), "'XA' and 'XB'")
 
-    def forward(self, XA, XB):  # noqa: N803
-        distances = self.scipy_distances(scipy.spatial.distance.cdist, XA, XB)
-        return distances.astype(jb.result_dtype(XA, XB))
+    def forward(self, XA, XB, *, out=None):  # noqa: N803
+        return self.scipy_distances(scipy.spatial.distance.cdist, XA, XB, out=out)
 
     def _of(self, xa: jax.Array, xb: jax.Array) -> jax.Array:
         batch = jnp.broadcast_shapes(xa.shape[:-2], xb.shape[:-2])
@@ -81,7 +84,10 @@ class Cdist(Distances):
 
     @compiled
     def pullback(self, res, g):
-        xa, xb, _ = res
+        xa, xb, distances = res
+        if self.metric in SQUARED:  # (from the distances: no (m, k, n) differences)
+            cotangents = pairwise_cotangents(xa, xb, squared_cotangents(self.metric, distances, g))
+            return tuple(c if floating(x) else None for c, x in zip(cotangents, (xa, xb)))
         return jax.vjp(self._of, xa, xb)[1](g)
 
     @compiled
@@ -97,6 +103,9 @@ class _CdistOf(Distances):
 
     parameter: ClassVar[str]  # "w", "V" or "VI"
 
+    def output_specs(self, *args):
+        return _floating(super().output_specs(*args), *args)
+
     def check(self, *args):
         XA, XB, parameter = args  # noqa: N806
         check_parameter(self.parameter, parameter)
@@ -104,11 +113,10 @@ class _CdistOf(Distances):
         self._refuse_zero_rows("XA", XA, weights)
         self._refuse_zero_rows("XB", XB, weights)
 
-    def forward(self, *args):
+    def forward(self, *args, out=None):
         XA, XB, parameter = args  # noqa: N806
         routine = scipy.spatial.distance.cdist
-        distances = self.scipy_distances(routine, XA, XB, **{self.parameter: parameter})
-        return distances.astype(jb.result_dtype(XA, XB, parameter))
+        return self.scipy_distances(routine, XA, XB, out=out, **{self.parameter: parameter})
 
     def _of(self, xa, xb, parameter):
         return self._distances(xa, xb, parameter, None)
@@ -148,6 +156,12 @@ class MahalanobisCdist(_CdistOf):
     parameter = "VI"
     argument_names = ("XA", "XB", "VI")
     domains = {"VI": "spd"}
+
+
+def _floating(specs: tuple[jax.ShapeDtypeStruct], *args: Any) -> jax.ShapeDtypeStruct:
+    """The signature's distances (checked by the default ``output_specs``) in the points'
+    floating dtype, float64 for integer points (as SciPy's)."""
+    return jax.ShapeDtypeStruct(specs[0].shape, jb.result_dtype(*args))
 
 
 _PARAMETERIZED = {"w": WeightedCdist, "V": SeuclideanCdist, "VI": MahalanobisCdist}

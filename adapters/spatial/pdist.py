@@ -4,19 +4,31 @@ through the adapters of its parameterized calls)."""
 from typing import Any, ClassVar
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import scipy.spatial.distance
 
 import jaxbridge as jb
 
 from .._rules import compiled
-from ._distances import PARAMETERS, Distances, aligned, check_parameter
+from ._distances import PARAMETERS, Distances, aligned, check_parameter, floating
+from ._metrics import SQUARED, pairwise_cotangents, squared_cotangents
 
 
 def _pairs(distances: jax.Array) -> jax.Array:
     """The condensed pairs ``i < j`` of (..., m, m) distances."""
     rows, cols = np.triu_indices(distances.shape[-1], 1)
     return distances[..., rows, cols]
+
+
+def _square(condensed: jax.Array, m: int) -> jax.Array:
+    """(..., m, m), symmetric, zeros on the diagonal, from the condensed pairs (..., c): a
+    gather (XLA's scatter is the slower)."""
+    index = np.full((m, m), m * (m - 1) // 2)  # (the zero appended)
+    rows, cols = np.triu_indices(m, 1)
+    index[rows, cols] = index[cols, rows] = np.arange(rows.size)
+    padded = jnp.concatenate([condensed, jnp.zeros_like(condensed[..., :1])], -1)
+    return padded[..., index]
 
 
 class Pdist(Distances):
@@ -56,15 +68,18 @@ class Pdist(Distances):
         if self.metric in PARAMETERS:
             self._refuse_default_parameter(X, "'X'")
 
-    def forward(self, X):  # noqa: N803
-        distances = self.scipy_distances(scipy.spatial.distance.pdist, X)
-        return distances.astype(jb.result_dtype(X))
+    def forward(self, X, *, out=None):  # noqa: N803
+        return self.scipy_distances(scipy.spatial.distance.pdist, X, out=out)
 
     def _of(self, x: jax.Array) -> jax.Array:
         return _pairs(self._distances(x, x, None, x))
 
     @compiled
     def pullback(self, res, g):
+        x, distances = res
+        if self.metric in SQUARED and floating(x):  # (no (m, m, n) differences)
+            c = _square(squared_cotangents(self.metric, distances, g), x.shape[-2])
+            return (pairwise_cotangents(x, x, c)[0],)
         return jax.vjp(self._of, res[0])[1](g)
 
     @compiled
@@ -90,11 +105,10 @@ class _PdistOf(Distances):
         check_parameter(self.parameter, parameter)
         self._refuse_zero_rows("X", X, parameter if self.parameter == "w" else None)
 
-    def forward(self, *args):
+    def forward(self, *args, out=None):
         X, parameter = args  # noqa: N806
         routine = scipy.spatial.distance.pdist
-        distances = self.scipy_distances(routine, X, **{self.parameter: parameter})
-        return distances.astype(jb.result_dtype(X, parameter))
+        return self.scipy_distances(routine, X, out=out, **{self.parameter: parameter})
 
     def _of(self, x, parameter):
         return _pairs(self._distances(x, x, parameter, None))
