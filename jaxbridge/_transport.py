@@ -39,6 +39,7 @@ from ._batches import write_back
 from ._host import HostFunction
 from ._host_errors import remember
 from ._primitives import host_buffers
+from ._wire import Wire
 
 TRANSPORTS = ("auto", "buffer_callback", "pure_callback")
 
@@ -113,17 +114,22 @@ def _through_pure_callback(
 ) -> tuple[jax.Array, ...]:
     traced_x64 = x64_mode()
     wide = any(np.dtype(s.dtype).itemsize == 8 for s in specs)
+    # one vector of words each way (``_wire``): on a TPU, separate operands and results
+    # arrived in each other's places
+    sent, received = Wire.of(args), Wire.of(specs)
 
-    def on_host(*arrays: jax.Array) -> tuple[np.ndarray, ...]:
+    def on_host(words: np.ndarray) -> np.ndarray:
         try:
             if wide and traced_x64 and not x64_mode():
                 raise TypeError(_X64_ON_ANOTHER_THREAD)
-            return tuple(function([np.asarray(a) for a in arrays], None))
+            words = np.asarray(words)
+            return received.write(function(sent.read(words), None), words.shape[:-1])
         except Exception as error:
             _report(error)
             raise
 
-    return tuple(jax.pure_callback(on_host, tuple(specs), *args, vmap_method="expand_dims"))
+    words = jax.pure_callback(on_host, received.spec(), sent.pack(args), vmap_method="expand_dims")
+    return received.unpack(words)
 
 
 def _through_buffers(
