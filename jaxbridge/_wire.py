@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -35,7 +36,8 @@ class Wire:
     dtypes: tuple[np.dtype, ...]
 
     @classmethod
-    def of(cls, arrays: Sequence[jax.Array | jax.ShapeDtypeStruct]) -> Wire:
+    def of(cls, arrays: Sequence[Any]) -> Wire:
+        """For arrays, or anything with their ``shape`` and ``dtype`` (``ShapeDtypeStruct``)."""
         return cls(tuple(tuple(a.shape) for a in arrays), tuple(np.dtype(a.dtype) for a in arrays))
 
     @property
