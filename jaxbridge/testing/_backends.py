@@ -100,6 +100,8 @@ def _second_orders(s: Subject, traces: Any) -> tuple[str, ...]:
     """At most two compositions, each of the program's compile time on a TPU: one that
     differentiates the pullback (forward or reverse over reverse) and one the pushforward
     (forward or reverse over forward), the first of each that the adapter does not refuse."""
+    if not s.floating_outputs:  # (integer results alone, counts say: nothing to differentiate)
+        return ()
     pullback = (FORWARD_OVER_REVERSE, REVERSE_OVER_REVERSE)
     pushforward = (FORWARD_OVER_FORWARD, REVERSE_OVER_FORWARD)
     chosen = []
