@@ -208,7 +208,10 @@ def _make(name: str) -> Primitive:
     ad.primitive_jvps[primitive] = _jvp
     ad.primitive_transposes[primitive] = _transpose
     batching.primitive_batchers[primitive] = _batch
-    mlir.register_lowering(primitive, mlir.lower_fun(_run, multiple_results=True))
+    # not cacheable, as JAX's own pure_callback: a cached lowering is one function called
+    # from every equation alike (the same solve twice in a program), and on a TPU each of
+    # its host transfers has one channel, which the calls then share and mix
+    mlir.register_lowering(primitive, mlir.lower_fun(_run, multiple_results=True), cacheable=False)
     return primitive
 
 

@@ -5,12 +5,17 @@ these tests hold the packing to exactness wherever it runs."""
 
 from __future__ import annotations
 
+import contextlib
+import re
+
 import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
 
+import jaxbridge
+from jaxbridge import _transport
 from jaxbridge._wire import Wire
 
 DTYPES = [
@@ -101,3 +106,27 @@ def test_the_packed_vector_holds_each_array_where_its_counts_say(dtype):
     got_x, got_y = wire.read(words)
     _same(got_x, x)
     _same(got_y, y)
+
+
+def test_each_bridged_call_is_lowered_with_host_transfers_of_its_own():
+    """Two calls of one adapter on arrays of one shape: JAX's lowering cache made them one
+    lowered function, sharing its host callback (on a TPU, its transfer channels, which
+    then mixed the two calls' arrays). Each call has a callback of its own, as JAX's
+    ``pure_callback`` does."""
+    from jaxbridge.adapters.linalg import LinearSolve
+
+    solve, a, b = LinearSolve(), 2 * np.eye(3, dtype=np.float32), np.ones(3, np.float32)
+    with _portable():
+        text = jax.jit(lambda a: solve(a, b) + solve(a, 2 * b)).lower(a).as_text()
+    calls = re.findall(r"custom_call @xla_ffi_python_cpu_callback\(.*?index = (\d+)", text)
+    assert len(calls) == 2 and len(set(calls)) == 2, calls
+
+
+@contextlib.contextmanager
+def _portable():
+    before = _transport._transport
+    jaxbridge.set_transport("pure_callback")
+    try:
+        yield
+    finally:
+        jaxbridge.set_transport(before)
