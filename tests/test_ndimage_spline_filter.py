@@ -73,3 +73,23 @@ def test_bad_input_is_named():
         spline_filter(IMAGE + 1j)
     with pytest.raises(ValueError, match="SplineFilter: argument 'input' must have trailing"):
         SplineFilter(3, shape=(4, 4))(IMAGE.reshape(-1))
+
+
+@pytest.mark.parametrize("mode", [*MODES, "grid-mirror"])
+def test_the_transpose_is_scipys_matrix_transposed_at_every_order_and_short_axes(mode):
+    """The transpose is SciPy's filter between the scalings W (1/2 at each end of an axis)
+    for the mirrored modes, the filter itself for "grid-wrap", a dense matrix elsewhere:
+    against SciPy's filter as a matrix, transposed, at orders 2 to 5 with axes of length 1,
+    2 and 3 (where the ends meet) and a longer one."""
+    for shape in [(1, 4), (2, 3), (3, 9)]:
+        size = int(np.prod(shape))
+        for order in (2, 3, 4, 5):
+            columns = [
+                ndi.spline_filter(np.eye(size)[k].reshape(shape), order, mode=mode).ravel()
+                for k in range(size)
+            ]
+            y = RNG.normal(size=size)
+            with jax.enable_x64(True):
+                got = SplineFilter(order, mode, shape=shape, transposed=True)(y)
+            expected = np.stack(columns, axis=1).T @ y
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-13, err_msg=f"{shape}")

@@ -1,5 +1,6 @@
 """``SplineFilter``: SciPy's ``spline_filter`` (an image's B-spline coefficients), linear;
-its transpose is each axis's filter matrix transposed."""
+its transpose is SciPy's filter again between two diagonal scalings where the mode's
+boundary makes it so, each axis's filter matrix transposed elsewhere."""
 
 from __future__ import annotations
 
@@ -25,9 +26,14 @@ class SplineFilter(jb.Adapter):
     for an integer image).
 
     The filter is linear in ``input``: its tangent is the filter of the tangent, its
-    cotangent the transposed filter (each axis's filter as a matrix, SciPy's
-    ``spline_filter1d`` of the identity, transposed), so derivatives of every order and
-    ``jax.linear_transpose`` work.
+    cotangent the transposed filter, so derivatives of every order and
+    ``jax.linear_transpose`` work. The transpose is one pass of SciPy's filter where the
+    boundary allows: "grid-wrap"'s filter is symmetric, and the whole-sample mirror's
+    ("mirror", and "constant", "grid-constant", "wrap", which SciPy filters so) is
+    ``Mᵀ = W M W⁻¹`` with ``W`` 1/2 at both ends of each axis and 1 inside. "reflect",
+    "grid-mirror" and "nearest" (whose filters SciPy starts with truncated sums) take
+    each axis's filter as a matrix (SciPy's ``spline_filter1d`` of the identity),
+    transposed: ``n`` times the work per axis of length ``n``.
 
     The call form is SciPy's (an image of any rank); the bridged call underneath takes the
     image flattened (``"(s)->(s)"``, leading axes batch axes), its axis lengths the static
@@ -69,7 +75,11 @@ class SplineFilter(jb.Adapter):
 
     def forward(self, input):
         image = np.asarray(input, np.float64).reshape(self.shape)
-        if self.transposed:
+        if self.transposed and self.mode in _MIRRORED:
+            ends = _ends(self.shape)
+            image = scipy.ndimage.spline_filter(image * ends, self.order, np.float64, self.mode)
+            image /= ends
+        elif self.transposed and self.mode != "grid-wrap":  # ("grid-wrap": symmetric)
             for axis, n in enumerate(self.shape):
                 # the filter along `axis` is y = M x there, its transpose Mᵀ
                 image = np.moveaxis(
@@ -79,11 +89,31 @@ class SplineFilter(jb.Adapter):
                 )
         else:
             image = scipy.ndimage.spline_filter(image, self.order, np.float64, self.mode)
-        return image.reshape(-1).astype(jb.result_dtype(input))
+        return image.reshape(-1).astype(jb.result_dtype(input), copy=False)
 
     @compiled
     def pullback(self, res, g):
         return (dataclasses.replace(self, transposed=not self.transposed)(g),)
+
+
+_MIRRORED = ("mirror", "wrap", "constant", "grid-constant")
+"""The modes whose filter SciPy runs with the whole-sample mirror's boundary: there the
+matrix ``B`` that samples a spline from its coefficients has ``W B`` symmetric (``W`` 1/2
+at the ends, 1 inside), so the filter ``M = B⁻¹`` has ``Mᵀ = W M W⁻¹``."""
+
+
+@functools.lru_cache(maxsize=16)
+def _ends(shape: tuple[int, ...]) -> np.ndarray:
+    """``W⁻¹`` of every axis at once: 2 at each end of an axis longer than 1 (twice at a
+    corner), 1 inside."""
+    scale = np.ones(shape)
+    for axis, n in enumerate(shape):
+        if n > 1:
+            edges = [slice(None)] * len(shape)
+            for end in (0, n - 1):
+                edges[axis] = end
+                scale[tuple(edges)] *= 2
+    return scale
 
 
 @functools.lru_cache(maxsize=16)
