@@ -5,7 +5,8 @@ a compiled call's fast path, a bare ``ValueError``), the host's traceback in its
 a GPU, when the result is read. While a ``host_errors`` block is active, ``host_error``
 (``_host``) remembers the errors it raises, and the block raises the one that JAX's error
 quotes instead. Outside a block nothing is remembered: the errors would keep their tracebacks
-(and the arrays their frames hold) alive.
+(and the arrays their frames hold) alive. ``raised_at`` finds the line of the user's code that
+raised, for the one line the transport logs.
 """
 
 from __future__ import annotations
@@ -13,11 +14,40 @@ from __future__ import annotations
 import collections
 import contextlib
 import threading
+import types
 from collections.abc import Iterator
 
 _lock = threading.Lock()
 _active = 0  # blocks entered and not yet left, on any thread
 _recent: collections.deque[BaseException] = collections.deque(maxlen=16)
+
+
+_LIBRARIES = frozenset({"jaxbridge", "jax", "jaxlib", "numpy", "scipy"})
+"""Packages whose frames are not the user's code: where they raise, the user's line is the
+call into them."""
+
+
+def raised_at(error: BaseException) -> str | None:
+    """``file:line`` of the innermost frame outside jaxbridge, JAX, NumPy and SciPy in the
+    traceback of ``error``'s first cause (the error the user's code raised, which
+    ``host_error`` wrapped), else of the next error in the chain that has one; None where
+    every frame is theirs (a refusal of the bridge's own)."""
+    chain: list[BaseException] = []
+    link: BaseException | None = error
+    while link is not None and all(link is not seen for seen in chain):
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    for link in reversed(chain):
+        found = None
+        tb: types.TracebackType | None = link.__traceback__
+        while tb is not None:
+            package = str(tb.tb_frame.f_globals.get("__name__", "")).partition(".")[0]
+            if package not in _LIBRARIES:
+                found = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+            tb = tb.tb_next
+        if found is not None:
+            return found
+    return None
 
 
 def remember(error: BaseException) -> None:

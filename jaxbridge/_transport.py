@@ -209,10 +209,16 @@ def x64_mode() -> bool:
 
 
 def _report(error: Exception) -> None:
-    """Log a host error in one line as it happens: JAX re-raises it as a JaxRuntimeError
-    whose message puts the original error last, after a long traceback. Kept for
-    ``host_errors`` too (the bridge's own refusals of a result, say)."""
-    _log.error("%s: %s", type(error).__name__, error)
+    """Log a host error in one line as it happens, ending with the line of the user's code
+    that raised it (``raised_at``): JAX re-raises it as a JaxRuntimeError whose message puts
+    the original error last, after a long traceback. Kept for ``host_errors`` too (the
+    bridge's own refusals of a result, say)."""
+    from ._host_errors import raised_at
+
+    where = raised_at(error)
+    _log.error(
+        "%s: %s%s", type(error).__name__, error, "" if where is None else f" (raised at {where})"
+    )
     remember(error)
 
 

@@ -1,5 +1,6 @@
 """Bad input and bad host results give clear errors naming the adapter, argument and shapes."""
 
+import inspect
 import sys
 from typing import Literal
 
@@ -143,8 +144,40 @@ def test_host_exception_inside_jit_is_logged_in_one_line_as_it_happens(caplog):
         jax.block_until_ready(jax.jit(Faulty())(jnp.ones(3)))
     messages = [r.getMessage() for r in caplog.records if r.name == "jaxbridge"]
     assert messages == [
-        "LinAlgError: Faulty.forward raised LinAlgError on the host: Matrix is singular."
+        "LinAlgError: Faulty.forward raised LinAlgError on the host: Matrix is singular. "
+        f"(raised at {__file__}:{_line_of(Faulty.forward, 'raise np.linalg.LinAlgError')})"
     ]
+
+
+class CallsNumPy(jb.Adapter):
+    """Raises inside NumPy, from a line of its own."""
+
+    signature = "(n)->(n)"
+
+    def forward(self, x):
+        return np.broadcast_to(x, (2, 3, 4))[0, 0]
+
+
+def test_the_logged_line_ends_with_the_users_line_not_numpys(caplog):
+    with pytest.raises(Exception, match="broadcast"):
+        jax.block_until_ready(jax.jit(CallsNumPy())(jnp.ones(3)))
+    (message,) = [r.getMessage() for r in caplog.records if r.name == "jaxbridge"]
+    line = _line_of(CallsNumPy.forward, "np.broadcast_to")
+    assert message.startswith("ValueError: CallsNumPy.forward raised ValueError on the host")
+    assert message.endswith(f" (raised at {__file__}:{line})")
+
+
+def test_a_refusal_of_the_bridge_own_is_logged_without_a_users_line(caplog):
+    with pytest.raises(Exception, match="expected"):
+        jax.block_until_ready(jax.jit(Faulty("shape"))(jnp.ones(3)))
+    (message,) = [r.getMessage() for r in caplog.records if r.name == "jaxbridge"]
+    assert message.endswith("expected (3,).") and "raised at" not in message
+
+
+def _line_of(function, text):
+    """The line number of the first line of ``function`` that holds ``text``."""
+    lines, first = inspect.getsourcelines(function)
+    return first + next(i for i, line in enumerate(lines) if text in line)
 
 
 def test_host_exception_in_backward_outside_jit():
