@@ -515,6 +515,50 @@ class WeightedSum(jb.Adapter):
         return (g[..., None] * _WEIGHTS,)
 
 
+class ScaleWithoutBackward(jb.Adapter):
+    """``x s``, declared linear in ``x``, with no reverse-mode rule: ``jax.linear_transpose``
+    and ``jax.grad`` raise "defines no `backward`"."""
+
+    signature = "(n),()->(n)"
+    vectorized = True
+    linear_in = ("x",)
+
+    def forward(self, x, s):
+        return x * s[..., None]
+
+
+class DoublingWithoutBackward(jb.Adapter):
+    """``2 x``, linear in all it takes: forward mode from ``forward``, no reverse mode."""
+
+    signature = "()->()"
+    vectorized = True
+    linear_in = ("x",)
+
+    def forward(self, x):
+        return 2 * x
+
+
+@pytest.mark.parametrize(
+    "adapter,args",
+    [
+        (ScaleWithoutBackward(), (_normal(3), np.float32(2.0))),
+        (DoublingWithoutBackward(), (_normal(3),)),
+    ],
+    ids=["linear-in-some", "linear-in-all"],
+)
+def test_linear_in_without_a_reverse_mode_rule_fails_as_transpose_and_grad_do(adapter, args):
+    """Once passed quietly, while ``jax.linear_transpose`` (which ``linear_in`` offers) and
+    ``jax.grad`` raised."""
+    name = type(adapter).__name__
+    x = jnp.asarray(args[0])
+    with pytest.raises(NotImplementedError, match="defines no `backward`"):
+        jax.linear_transpose(lambda x: adapter(x, *args[1:]), x)(x)
+    message = _failure(adapter, *args)
+    assert "the 'linear_transpose' check failed" in message
+    assert f"but {name} has none: jax.linear_transpose, jax.grad" in message
+    assert "Define `backward`" in message
+
+
 def test_linearity_is_judged_on_the_terms_not_their_cancelled_sum():
     """Both sides of the linearity check round at the size of ``f(u)`` and ``f(v)`` (6e-16
     here); their sum may cancel far below that, and is no measure of that rounding."""

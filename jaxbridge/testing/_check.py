@@ -71,7 +71,9 @@ def check_adapter(
       them, on the host in float64 (``forward(u/2 + 3v/2) = forward(u)/2 + 3 forward(v)/2``
       for ``u``, ``v`` drawn from their domains, in each alone with the others it names at
       zero, then in all together); and ``jax.linear_transpose`` of the call in them equals
-      its vjp.
+      its vjp. ``jax.linear_transpose`` runs the reverse-mode rule: an adapter that declares
+      ``linear_in`` without ``backward`` or ``pullback`` fails here, where
+      ``jax.linear_transpose`` and ``jax.grad`` would raise "defines no `backward`".
     - ``"jvp"``, where the adapter has a forward-mode rule (``jvp``, ``pushforward``, or
       ``linear_in`` naming every floating argument): ``jax.jvp`` under ``jit`` along a
       random tangent in each floating argument alone, and in all together, equals central
@@ -107,7 +109,12 @@ def check_adapter(
     passes with the default ``checks``: those of forward mode without a forward-mode rule,
     "grad" without a reverse-mode rule (``backward`` or ``pullback``), "hessian" where every
     rule runs on the host. Without "grad" (not asked for, or not applying), no check takes
-    gradients.
+    gradients. A skipped check is a transformation the adapter does not offer, and raises
+    there: without a reverse-mode rule, ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` and
+    ``jax.linear_transpose`` ("defines no `backward`"); without a forward-mode rule,
+    ``jax.jvp``, ``jax.jacfwd``, ``jax.linearize`` and ``jax.hessian`` (a ``TypeError``
+    naming the adapter); without "hessian", second derivatives. ``applicable_checks`` lists
+    the checks that run.
 
     The batch holds ``batch`` elements: the first is ``args``, the others are drawn from
     ``adapter.domains`` with ``seed`` (integer arguments are repeated), as are the random

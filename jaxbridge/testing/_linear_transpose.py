@@ -1,5 +1,6 @@
 """The "linear_transpose" check, for adapters that declare ``linear_in``: ``forward`` is
-linear in those arguments, on the host, and ``jax.linear_transpose`` in them equals the vjp."""
+linear in those arguments, on the host, and ``jax.linear_transpose`` in them equals the vjp
+(so the adapter needs a reverse-mode rule, which ``jax.linear_transpose`` runs)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,15 @@ def check_linear_transpose(s: Subject) -> None:
     linear = tuple(s.names.index(name) for name in declared)
     _check_linearity(s, declared, linear)
     if not s.reverse_rule:
-        return
+        names = " and ".join(repr(name) for name in declared)
+        raise s.failure(
+            "linear_transpose",
+            f"linear_in = {declared!r} offers jax.linear_transpose in {names}, which runs the "
+            f"reverse-mode rule, but {s.owner} has none: jax.linear_transpose, jax.grad, "
+            f"jax.vjp and jax.jacrev raise \"{s.owner} defines no `backward`\". Define "
+            "`backward` (for an argument forward is linear in, its cotangent is forward's "
+            "transpose applied to g) or `pullback`",
+        )
     transposed, pulled = jax.tree.map(
         np.asarray,
         _transpose_program(
