@@ -53,7 +53,7 @@ def check_linear_transpose(s: Subject) -> None:
             "linear_transpose",
             f"linear_in = {declared!r} offers jax.linear_transpose in {names}, which runs the "
             f"reverse-mode rule, but {s.owner} has none: jax.linear_transpose, jax.grad, "
-            f"jax.vjp and jax.jacrev raise \"{s.owner} defines no `backward`\". Define "
+            f'jax.vjp and jax.jacrev raise "{s.owner} defines no `backward`". Define '
             "`backward` (for an argument forward is linear in, its cotangent is forward's "
             "transpose applied to g) or `pullback`",
         )
