@@ -13,6 +13,12 @@ declare (``tests/test_catalogue_tables.py`` runs it). Each family declares, in
   and annotated, so it is written rather than taken from ``__all__``);
 - ``_catalogue_derivatives``: the README row's derivatives, as Markdown.
 
+``docs/catalogue/overview.md``'s "derivatives" column, one cell per adapter, is written from
+the family pages' tables, which describe each adapter (``overview_derivatives``): the lead of
+its row's "derivatives" cell, up to the first ``: `` or ``. `` (else ``, ``) outside
+parentheses and code, so that the overview cannot say first order where the family's page
+says second.
+
 The families come in the order of their pages in ``mkdocs.yml``'s nav. The declarations are
 read from the sources (no import), so this runs in any environment.
 """
@@ -94,6 +100,84 @@ def index_modules(column: int) -> str:
     return "\n".join(lines)[column:]
 
 
+def cells(row: str) -> list[str]:
+    """The cells of a Markdown table row (a ``|`` inside code is no separator)."""
+    found, current, code = [], "", False
+    for char in row.strip().removeprefix("|").removesuffix("|"):
+        if char == "`":
+            code = not code
+        if char == "|" and not code:
+            found.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*found, current.strip()]
+
+
+def lead(cell: str) -> str:
+    """A family page's "derivatives" cell up to its first ``: `` or ``. `` (else its first
+    ``, ``) outside parentheses, brackets and code: the summary the overview shows."""
+    ends: dict[str, int] = {}
+    depth, code = 0, False
+    for i, char in enumerate(cell):
+        if char == "`":
+            code = not code
+        elif not code and char in "([":
+            depth += 1
+        elif not code and char in ")]":
+            depth -= 1
+        elif not code and depth == 0 and cell[i : i + 2] in (": ", ". ", ", "):
+            ends.setdefault(cell[i], i)
+    end = min((ends[c] for c in ":." if c in ends), default=ends.get(",", len(cell)))
+    return cell[:end]
+
+
+def family_derivatives(page: Path) -> dict[str, str] | None:
+    """The lead of each row's "derivatives" cell on a family's page, by the row's name (its
+    first code span's name: ``Root`` for ``Root(residual)(x0, theta)``); None for a page
+    whose tables have no such column."""
+    found: dict[str, str] = {}
+    column = None
+    for line in page.read_text().splitlines():
+        if not line.startswith("|"):
+            column = None
+            continue
+        row = cells(line)
+        if column is None:
+            column = row.index("derivatives") if "derivatives" in row else -1
+        elif column >= 0 and not set(line) <= set("|- "):
+            name = re.match(r"`([A-Za-z_][\w.]*)", row[0])
+            if name is None:
+                raise SystemExit(f"{page.relative_to(ROOT)}: a row names no adapter: {line}")
+            found.setdefault(name.group(1), lead(row[column]))
+    return found if column is not None or found else None
+
+
+def overview_derivatives(text: str) -> str:
+    """``docs/catalogue/overview.md`` with each row's "derivatives" cell (the last) written
+    from its family page: the row of the last adapter it links to (the class, where a ready
+    instance comes first: ``linprog (Linprog)``), else of another it links to."""
+    lines = text.split("\n")
+    page = None
+    for i, line in enumerate(lines):
+        heading = re.match(r"## \[.*\]\((\w+)\.md\)", line)
+        if heading:
+            page = family_derivatives(ROOT / "docs" / "catalogue" / f"{heading.group(1)}.md")
+            continue
+        if page is None or not line.startswith("| [") and not line.startswith("| `"):
+            continue
+        row = cells(line)
+        linked = re.findall(r"\]\(\w+\.md#jaxbridge\.adapters\.[\w.]*?(\w+)\)", row[0])
+        known = [name for name in reversed(linked) if name in page]
+        if not known:
+            raise SystemExit(
+                f"docs/catalogue/overview.md: no row of its family's page describes {row[0]}"
+            )
+        row[-1] = page[known[0]]
+        lines[i] = "| " + " | ".join(row) + " |"
+    return "\n".join(lines)
+
+
 def regenerate(path: Path, render: Callable[[int], str]) -> tuple[str, str]:
     """The file's text, and its text with the region between the markers rendered again."""
     text = path.read_text()
@@ -110,8 +194,11 @@ def main(check: bool) -> int:
         ROOT / "docs" / "catalogue" / "index.md": index_modules,
     }
     stale = []
-    for path, render in targets.items():
-        old, new = regenerate(path, render)
+    rewritten = {path: regenerate(path, render) for path, render in targets.items()}
+    overview = ROOT / "docs" / "catalogue" / "overview.md"
+    text = overview.read_text()
+    rewritten[overview] = text, overview_derivatives(text)
+    for path, (old, new) in rewritten.items():
         if old == new:
             continue
         name = str(path.relative_to(ROOT))
@@ -128,12 +215,13 @@ def main(check: bool) -> int:
     if check and stale:
         print(
             f"{', '.join(stale)}: the catalogue is written from adapters/<family>/__init__.py "
-            "(_scipy_module, _catalogue_adapters, _catalogue_derivatives); regenerate it with "
-            "`python docs/catalogue_tables.py`"
+            "(_scipy_module, _catalogue_adapters, _catalogue_derivatives), the overview's "
+            "derivatives from the families' pages (docs/catalogue/<family>.md); regenerate it "
+            "with `python docs/catalogue_tables.py`"
         )
         return 1
     if not stale:
-        print("the catalogue in README.md and docs/catalogue/index.md is up to date")
+        print("the catalogue in README.md, docs/catalogue/index.md and overview.md is up to date")
     return 0
 
 
