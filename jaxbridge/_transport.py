@@ -37,7 +37,7 @@ from jax.core import Tracer
 from ._arrays import HANDOFFS, NUMPY, Handoff
 from ._batches import write_back
 from ._host import HostFunction
-from ._host_errors import remember
+from ._host_errors import raised_at, remember
 from ._primitives import host_buffers
 from ._wire import Wire
 
@@ -213,8 +213,6 @@ def _report(error: Exception) -> None:
     that raised it (``raised_at``): JAX re-raises it as a JaxRuntimeError whose message puts
     the original error last, after a long traceback. Kept for ``host_errors`` too (the
     bridge's own refusals of a result, say)."""
-    from ._host_errors import raised_at
-
     where = raised_at(error)
     _log.error(
         "%s: %s%s", type(error).__name__, error, "" if where is None else f" (raised at {where})"
