@@ -28,14 +28,14 @@ import numpy as np
 
 from jaxbridge import Adapter
 
-from ._hessian import _second_derivatives
-from ._subject import (
+from ._checks import (
     FORWARD_OVER_FORWARD,
     FORWARD_OVER_REVERSE,
     REVERSE_OVER_FORWARD,
     REVERSE_OVER_REVERSE,
-    Subject,
 )
+from ._hessian import _second_derivatives
+from ._subject import Subject
 from ._transforms import _called, _pullback, floating, in_some
 
 _ULPS = 8  # the float32 floor, in ulps of a result's largest entry

@@ -9,6 +9,7 @@ from typing import Any
 from jaxbridge import Adapter
 
 from ._batching import check_scan, check_vmap
+from ._checks import CHECKS
 from ._grad import check_grad
 from ._hessian import check_hessian
 from ._jit import check_jit
@@ -16,7 +17,7 @@ from ._jvp import check_jvp
 from ._linear_transpose import check_linear_transpose
 from ._refused import check_refused
 from ._specs import check_specs
-from ._subject import CHECKS, Subject
+from ._subject import Subject
 from ._transpose import check_transpose
 
 _RUNS: Mapping[str, Callable[[Subject], None]] = {

@@ -42,14 +42,14 @@ import numpy as np
 
 from jaxbridge import Adapter
 
-from ._differences import STEPS, central_difference, directional_step, moved
-from ._subject import (
+from ._checks import (
     FORWARD_OVER_FORWARD,
     FORWARD_OVER_REVERSE,
     REVERSE_OVER_FORWARD,
     REVERSE_OVER_REVERSE,
-    Subject,
 )
+from ._differences import STEPS, central_difference, directional_step, moved
+from ._subject import Subject
 from ._transforms import in_some, plain
 
 _PRODUCTS = (FORWARD_OVER_REVERSE, REVERSE_OVER_REVERSE, REVERSE_OVER_FORWARD)

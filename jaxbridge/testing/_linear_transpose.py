@@ -12,10 +12,11 @@ import numpy as np
 
 from jaxbridge import Adapter
 
+from ._arguments import listing
 from ._compare import mismatch
 from ._differences import outputs64
 from ._domains import sample
-from ._subject import Subject, listing
+from ._subject import Subject
 from ._transforms import floating, in_some
 
 # forward(a u + b v) against a forward(u) + b forward(v): a + b != 1 catches an offset

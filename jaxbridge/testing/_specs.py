@@ -12,7 +12,8 @@ import numpy as np
 from jaxbridge.internal import on_numpy, overrides, told_residuals
 
 from . import _host
-from ._subject import Subject, listing
+from ._arguments import listing
+from ._subject import Subject
 from ._transforms import floating
 
 Declared = Sequence[tuple[str, str, jax.ShapeDtypeStruct]]  # (label, declared by, spec)

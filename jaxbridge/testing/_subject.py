@@ -1,7 +1,6 @@
 """``Subject``: an adapter, the arguments to check it on, and what every check derives from them.
 
-Also the table of checks (``CHECKS``, in the order ``check_adapter`` runs them, each with the
-statement it tests) and which of them apply to an adapter: forward-mode checks only to an
+Also which checks (``_checks.CHECKS``) apply to an adapter: forward-mode checks only to an
 adapter with a forward-mode rule, and so on (see ``Subject.applies``).
 """
 
@@ -28,40 +27,18 @@ from jaxbridge.internal import (
 )
 
 from . import _host
+from ._arguments import canonical, check_domain, listing, precision, refused_arguments
+from ._checks import (
+    CHECKS,
+    FORWARD_OVER_FORWARD,
+    FORWARD_OVER_REVERSE,
+    REVERSE_OVER_FORWARD,
+    REVERSE_OVER_REVERSE,
+    per_check,
+)
 from ._compare import Tolerance, mismatch, tolerance
-from ._domains import domains_of, room, sample
+from ._domains import domains_of, sample
 from ._transforms import Layout, Result, batched, floating, plain
-
-CHECKS: dict[str, str] = {
-    "specs": "what forward, backward and jvp return on the host matches the declared specs",
-    "jit": "forward under jit equals forward called eagerly",
-    # before "grad": the bridge takes the rules of an adapter linear in all its arguments at
-    # zero, so a wrong linear_in shows first as wrong gradients, which would not say why
-    "linear_transpose": (
-        "forward is linear in the arguments linear_in names, and jax.linear_transpose in "
-        "them equals the vjp"
-    ),
-    "grad": "reverse-mode gradients equal central finite differences in float64",
-    "vmap": "vmap of the call and of its gradient equals a Python loop",
-    "scan": "the call and its gradient inside lax.scan equal a Python loop",
-    "jvp": "forward-mode tangents equal central finite differences in float64",
-    "transpose": "the forward-mode and reverse-mode rules are transposes: <g, J t> = <J^T g, t>",
-    "hessian": (
-        "second derivatives, in every composition of modes the rules define, equal finite "
-        "differences of the gradient and each other"
-    ),
-    "refused": (
-        "arguments the eager call refuses are refused, with the same error, under jit, and "
-        "jit(grad), vmap(grad), jit(jvp) and jit(linear_transpose) in each argument"
-    ),
-}
-"""Every check, in the order ``check_adapter`` runs them, with the statement it tests."""
-
-FORWARD_OVER_REVERSE = "forward over reverse (jax.jvp of jax.grad, as jax.hessian)"
-REVERSE_OVER_REVERSE = "reverse over reverse (jax.vjp of jax.grad)"
-REVERSE_OVER_FORWARD = "reverse over forward (jax.grad of jax.jvp)"
-FORWARD_OVER_FORWARD = "forward over forward (jax.jvp of jax.jvp)"
-"""The compositions of modes that give second derivatives, as the "hessian" check names them."""
 
 _LEAST_SCALE = 1e-2  # the least scale of a drawn tangent, as in the finite differences
 
@@ -124,14 +101,14 @@ class Subject:
             )
         if not (isinstance(batch, int) and batch >= 2):
             raise ValueError(f"`batch` must be an integer of at least 2, got {batch!r}.")
-        arrays = tuple(_canonical(name, a) for name, a in zip(names, args))
+        arrays = tuple(canonical(name, a) for name, a in zip(names, args))
         bind_dims(owner, names, signature.inputs, tuple(a.shape for a in arrays))
         domains = domains_of(owner, adapter.domains, names, signature.inputs)
         for name, domain, a in zip(names, domains, arrays):
-            _check_domain(owner, name, domain, a)
+            check_domain(owner, name, domain, a)
         got = jax.eval_shape(adapter, *arrays)
         outputs = tuple(got) if isinstance(got, (tuple, list)) else (got,)
-        dtype = _precision([a.dtype for a in arrays] + [o.dtype for o in outputs])
+        dtype = precision([a.dtype for a in arrays] + [o.dtype for o in outputs])
         differentiable = any(floating(a.dtype) for a in arrays) and any(
             floating(o.dtype) for o in outputs
         )
@@ -193,9 +170,9 @@ class Subject:
             dtype=dtype,
             seed=seed,
             options=f"seed={seed}, batch={batch}",
-            rtol=_per_check("rtol", rtol),
-            atol=_per_check("atol", atol),
-            refused=None if refused is None else _refused(owner, names, arrays, refused),
+            rtol=per_check("rtol", rtol),
+            atol=per_check("atol", atol),
+            refused=None if refused is None else refused_arguments(owner, names, arrays, refused),
         )
         subject.checks = frozenset(c for c in asked if subject.applies(c, differentiable))
         return subject
@@ -399,86 +376,3 @@ class Subject:
 
 def _reverse_rule(adapter: Adapter) -> bool:
     return overrides(adapter, "backward") or overrides(adapter, "pullback")
-
-
-def _canonical(name: str, value: Any) -> np.ndarray:
-    if isinstance(value, (np.ndarray, np.generic, jax.Array)):
-        array = np.asarray(value)
-        canonical = np.dtype(jax.dtypes.canonicalize_dtype(array.dtype))
-        if canonical != array.dtype:
-            raise TypeError(
-                f"argument {name!r} is {array.dtype}, which JAX would turn into {canonical} "
-                f"because its 64-bit mode is off: pass {canonical}, or check under "
-                "`with jax.enable_x64(True):`."
-            )
-        return array
-    return np.asarray(jnp.asarray(value))
-
-
-def _check_domain(owner: str, name: str, domain: Domain, value: np.ndarray) -> None:
-    """Refuse an argument outside its declared domain, where finite differences mean little."""
-    problem = None
-    if domain.integer and not np.issubdtype(value.dtype, np.integer):
-        problem = f"is {value.dtype}"
-    elif floating(value.dtype) and not np.all(np.isfinite(value)):
-        problem = "has entries that are not finite"
-    elif domain.symmetric and not np.array_equal(value, np.swapaxes(value, -1, -2)):
-        problem = "is not exactly symmetric"
-    elif floating(value.dtype) and not np.all(room(domain, value.astype(np.float64)) > 0):
-        problem = domain.outside
-    if problem is not None:
-        raise ValueError(
-            f"{owner}: argument {name!r} {problem}, but {owner}.domains declares it "
-            f"{domain.name!r}. Pass an input from that domain."
-        )
-
-
-def _precision(dtypes: Sequence[Any]) -> np.dtype:
-    """The least precise floating dtype in play, which sets the tolerances."""
-    found = [np.dtype(d) for d in dtypes if floating(d)]
-    return max(found, key=lambda d: np.finfo(d).eps) if found else np.dtype(np.float64)
-
-
-def listing(names: Sequence[str], values: Sequence[np.ndarray]) -> str:
-    """Arguments as lines of Python that rebuild them exactly."""
-    lines = []
-    for name, value in zip(names, values):
-        prefix = f"  {name} = np.array("
-        text = np.array2string(
-            value, separator=", ", floatmode="unique", threshold=64, prefix=prefix
-        )
-        lines.append(f"{prefix}{text}, np.{value.dtype})  # shape {value.shape}")
-    return "\n".join(lines)
-
-
-def _per_check(name: str, value: float | Mapping[str, float] | None) -> Mapping[str, float]:
-    """``check_adapter``'s ``rtol`` or ``atol`` as a value per check: one number for every
-    check, a mapping from some checks' names to theirs, or None for the defaults."""
-    if value is None:
-        return {}
-    if isinstance(value, Mapping):
-        unknown = sorted(set(value) - set(CHECKS))
-        if unknown:
-            raise ValueError(
-                f"`{name}` names unknown checks {unknown}; the checks are {tuple(CHECKS)}."
-            )
-        chosen = dict(value)
-    else:
-        chosen = dict.fromkeys(CHECKS, value)
-    for check, number in chosen.items():
-        if isinstance(number, bool) or not isinstance(number, (int, float)) or not number >= 0:
-            raise ValueError(f"`{name}` for {check!r} must be a number >= 0, got {number!r}.")
-    return {check: float(number) for check, number in chosen.items()}
-
-
-def _refused(
-    owner: str, names: Sequence[str], args: Sequence[np.ndarray], refused: Sequence[Any]
-) -> tuple[jax.Array, ...]:
-    """``check_adapter``'s ``refused`` arguments, one per argument, as JAX arrays of the
-    checked arguments' dtypes."""
-    if len(refused) != len(names):
-        raise TypeError(
-            f"check_adapter({owner}, ..., refused=...) needs {len(names)} arguments "
-            f"({', '.join(names)}), got {len(refused)}."
-        )
-    return tuple(jnp.asarray(r, a.dtype) for r, a in zip(refused, args))
