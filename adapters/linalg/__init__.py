@@ -1,8 +1,9 @@
 """``scipy.linalg`` as adapters: linear solvers whose rules reuse the forward's factors, and
 matrix functions and matrix equations whose rules are other bridged calls.
 
-Ready to call, with SciPy's names and argument order: ``sqrtm(a)``, ``logm(a)``,
-``solve_continuous_are(a, b, q, r)``, ``solve_discrete_are(a, b, q, r)``,
+Ready to call, with SciPy's names and argument order: ``solve(a, b, assume_a=...)``,
+``solve_sylvester(a, b, q)``, ``solve_continuous_lyapunov(a, q)``, ``sqrtm(a)``,
+``logm(a)``, ``solve_continuous_are(a, b, q, r)``, ``solve_discrete_are(a, b, q, r)``,
 ``solve_discrete_lyapunov(a, q)``; the classes behind them take parameters
 (``MatrixSqrt(on_failure="nan")``).
 """
@@ -15,13 +16,16 @@ from .discrete_lyapunov_solve import solve_discrete_lyapunov as solve_discrete_l
 from .discrete_riccati_solve import DiscreteRiccatiSolve as DiscreteRiccatiSolve
 from .discrete_riccati_solve import solve_discrete_are as solve_discrete_are
 from .linear_solve import LinearSolve as LinearSolve
+from .linear_solve import solve as solve
 from .lyapunov_solve import LyapunovSolve as LyapunovSolve
+from .lyapunov_solve import solve_continuous_lyapunov as solve_continuous_lyapunov
 from .matrix_log import MatrixLog as MatrixLog
 from .matrix_log import logm as logm
 from .matrix_sqrt import MatrixSqrt as MatrixSqrt
 from .matrix_sqrt import sqrtm as sqrtm
 from .sparse_solve import SparseSolve as SparseSolve
 from .sylvester_solve import SylvesterSolve as SylvesterSolve
+from .sylvester_solve import solve_sylvester as solve_sylvester
 
 __all__ = [
     "ContinuousRiccatiSolve",
@@ -35,9 +39,12 @@ __all__ = [
     "SparseSolve",
     "SylvesterSolve",
     "logm",
+    "solve",
     "solve_continuous_are",
     "solve_discrete_are",
+    "solve_continuous_lyapunov",
     "solve_discrete_lyapunov",
+    "solve_sylvester",
     "sqrtm",
 ]
 

@@ -157,6 +157,46 @@ class LinearSolve(MayFail):
         return -outer_sum(lam, x, a.shape), lam
 
 
+def solve(
+    a,
+    b,
+    lower=False,
+    overwrite_a=False,
+    overwrite_b=False,
+    check_finite=True,
+    assume_a=None,
+    transposed=False,
+    *,
+    on_failure="raise",
+):
+    """``scipy.linalg.solve``'s call form on ``LinearSolve``: ``x = solve(a, b)``.
+
+    ``b`` is (n,) or, as SciPy reads any other shape, (..., n, k): k right-hand sides,
+    solved with one factorization of ``a`` (..., n, n). ``transposed=True`` solves
+    ``aᵀ x = b``. ``assume_a`` is ``"gen"`` (also for ``None``, SciPy's default) or
+    ``"pos"``; ``"pos"`` reads ``a`` as ``(a + aᵀ) / 2`` where SciPy reads one triangle
+    (``lower``): the same for a symmetric ``a``. The other structures SciPy takes are
+    refused by name. ``check_finite`` and the ``overwrite_*`` hints change nothing here: a
+    non-finite ``a`` or ``b`` is always refused, and JAX's arrays are never overwritten.
+    ``on_failure`` is ``LinearSolve``'s.
+    """
+    kind = "gen" if assume_a is None else assume_a
+    if kind not in ("gen", "pos"):
+        raise ValueError(
+            f"solve: assume_a={assume_a!r} is not supported; LinearSolve factorizes general "
+            "matrices ('gen', or None) and symmetric positive definite ones ('pos'). Pass "
+            "one of those (a 'sym' or 'her' matrix solves as 'gen')."
+        )
+    del lower, overwrite_a, overwrite_b, check_finite  # (see the docstring)
+    a = jnp.asarray(a)
+    if transposed:
+        a = jnp.swapaxes(a, -1, -2)
+    adapter = LinearSolve(assume_a=kind, on_failure=on_failure)
+    if jnp.ndim(b) == 1:
+        return adapter(a, b)
+    return jax.vmap(adapter, in_axes=(None, -1), out_axes=-1)(a, b)
+
+
 class _LUSolve(jb.Adapter):
     """``a x = b`` (or ``aᵀ x = b`` if ``trans``) from ``a``'s saved LU factors: those of
     ``aᵀ``, transposed (see ``_lu``), with LAPACK's pivots.
