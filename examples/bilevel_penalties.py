@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 import scipy.optimize  # noqa: E402
 
 import jaxbridge as jb  # noqa: E402
+from jaxbridge.adapters.linalg import solve  # noqa: E402
 from jaxbridge.adapters.optimize import Minimize  # noqa: E402
 
 # ------------------------------------------------------------------------------ the data
@@ -138,7 +139,7 @@ def main() -> None:
         if float(jnp.linalg.norm(g)) < 1e-10:
             break
         h = hessian(theta)
-        direction = -jnp.linalg.solve(h, g)
+        direction = -solve(h, g)  # (SciPy's LU: also float64 on a TPU, which XLA's lacks)
         if not (np.all(np.linalg.eigvalsh(np.asarray(h)) > 0) and float(direction @ g) < 0):
             direction = -g / float(jnp.linalg.norm(g))  # far from the optimum: descend
         length = 1.0

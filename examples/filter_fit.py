@@ -29,6 +29,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.signal  # noqa: E402
 
+from jaxbridge.adapters.linalg import solve  # noqa: E402
 from jaxbridge.adapters.signal import sosfilt  # noqa: E402
 
 
@@ -59,7 +60,7 @@ def fit(x, y, theta, steps=30):
         j = jacobian(theta)
         normal, gradient = j.T @ j, j.T @ r
         while True:
-            step = jnp.linalg.solve(normal + damping * jnp.diag(jnp.diag(normal)), -gradient)
+            step = solve(normal + damping * jnp.diag(jnp.diag(normal)), -gradient)
             trial = residual(theta + step)
             trial_cost = float(trial @ trial)
             if np.isfinite(trial_cost) and trial_cost < cost:

@@ -29,6 +29,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.ndimage as ndi  # noqa: E402
 
+from jaxbridge.adapters.linalg import solve  # noqa: E402
 from jaxbridge.adapters.ndimage import affine_transform  # noqa: E402
 
 ANGLE_DEGREES, SHIFT = 12.0, np.array([2.3, -1.7])
@@ -84,7 +85,7 @@ def main() -> int:
     descended = np.asarray(params)
     print(f"gradient descent: angle {np.rad2deg(descended[0]):.6f} deg, shift {descended[1:]}")
 
-    newton = jax.jit(lambda p: p - jnp.linalg.solve(jax.hessian(loss)(p), jax.grad(loss)(p)))
+    newton = jax.jit(lambda p: p - solve(jax.hessian(loss)(p), jax.grad(loss)(p)))
     for _ in range(2):
         params = newton(params)
     found = np.asarray(params)

@@ -64,7 +64,9 @@ def make_data(n_train, n_val, rng):
 def check_gradient(params, data):
     """The gradient through SciPy's Cholesky solve against JAX's own solve."""
     bridged = jax.jit(jax.grad(validation_loss))(params, data)
-    native = jax.grad(validation_loss)(params, data, jnp.linalg.solve)
+    # (native JAX's float64 solve on the CPU backend: a TPU's XLA has no float64 LU)
+    with jax.default_device(jax.devices("cpu")[0]):
+        native = jax.grad(validation_loss)(params, data, jnp.linalg.solve)
     print(f"gradient through LinearSolve:     {np.asarray(bridged)}")
     print(f"gradient through jnp.linalg.solve: {np.asarray(native)}")
     if not np.allclose(bridged, native, rtol=1e-8, atol=1e-12):

@@ -30,6 +30,7 @@ import numpy as np  # noqa: E402
 import scipy.linalg  # noqa: E402
 
 from jaxbridge.adapters import LyapunovSolve  # noqa: E402
+from jaxbridge.adapters.linalg import solve as linear_solve  # noqa: E402
 
 
 def spring_chain(masses=4, stiffness=2.0, damping=0.3):
@@ -76,7 +77,7 @@ def main() -> None:
         if error < 1e-9:
             break
         h = hessian(k).reshape(m * n, m * n)
-        direction = -jnp.linalg.solve(h, g.reshape(-1)).reshape(m, n)
+        direction = -linear_solve(h, g.reshape(-1)).reshape(m, n)
         if float(jnp.vdot(direction, g)) >= 0:  # not a descent direction far from K*
             direction = -g
         # damped Newton: halve the step until it keeps the loop stable and lowers J

@@ -24,6 +24,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxbridge.adapters.interpolate import RegularGridInterpolator  # noqa: E402
+from jaxbridge.adapters.linalg import solve  # noqa: E402
 
 LOG_T = np.linspace(3.5, 4.5, 12)  # the table's axes
 LOG_RHO = np.linspace(-9.0, -7.0, 10)
@@ -72,7 +73,7 @@ def main() -> None:
     print("Gauss-Newton steps on (log T, log rho) (the first compiles):")
     for step in range(1, 21):
         r, j = residual_jit(state), jacobian(state)
-        move = jnp.linalg.lstsq(j, -r)[0]
+        move = solve(j.T @ j, -(j.T @ r))  # (the normal equations: 2 unknowns, SciPy's LU)
         state = jnp.clip(state + move, LOWER, UPPER)
         print(
             f"  step {step:2d}  log T = {float(state[0]):.5f}  log rho = {float(state[1]):.5f}"

@@ -134,7 +134,9 @@ def check_gradient(beta, features, observed):
         return jnp.mean(jnp.sum((w - observed) ** 2, axis=-1))
 
     bridged = jax.jit(jax.grad(loss))(beta, features, observed)
-    native = jax.jit(jax.grad(reference_loss))(beta)
+    # (native JAX's float64 solve on the CPU backend: a TPU's XLA has no float64 LU)
+    with jax.default_device(jax.devices("cpu")[0]):
+        native = jax.jit(jax.grad(reference_loss))(beta)
     print(f"gradient through SLSQP (implicit): {np.asarray(bridged)}")
     print(f"gradient of the closed form (JAX): {np.asarray(native)}")
     if not np.allclose(bridged, native, rtol=1e-8, atol=1e-12):
