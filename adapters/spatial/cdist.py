@@ -72,7 +72,7 @@ class Cdist(Distances):
         if self.metric in PARAMETERS:
             self._refuse_default_parameter(np.concatenate([XA, XB], -2), "'XA' and 'XB'")
 
-    def forward(self, XA, XB, *, out=None):  # noqa: N803
+    def forward(self, XA, XB, *, out: Any = None):  # noqa: N803
         return self.scipy_distances(scipy.spatial.distance.cdist, XA, XB, out=out)
 
     def _of(self, xa: jax.Array, xb: jax.Array) -> jax.Array:
@@ -113,7 +113,7 @@ class _CdistOf(Distances):
         self._refuse_zero_rows("XA", XA, weights)
         self._refuse_zero_rows("XB", XB, weights)
 
-    def forward(self, *args, out=None):
+    def forward(self, *args: Any, out: Any = None):
         XA, XB, parameter = args  # noqa: N806
         routine = scipy.spatial.distance.cdist
         return self.scipy_distances(routine, XA, XB, out=out, **{self.parameter: parameter})

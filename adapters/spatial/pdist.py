@@ -68,7 +68,7 @@ class Pdist(Distances):
         if self.metric in PARAMETERS:
             self._refuse_default_parameter(X, "'X'")
 
-    def forward(self, X, *, out=None):  # noqa: N803
+    def forward(self, X, *, out: Any = None):  # noqa: N803
         return self.scipy_distances(scipy.spatial.distance.pdist, X, out=out)
 
     def _of(self, x: jax.Array) -> jax.Array:
@@ -105,7 +105,7 @@ class _PdistOf(Distances):
         check_parameter(self.parameter, parameter)
         self._refuse_zero_rows("X", X, parameter if self.parameter == "w" else None)
 
-    def forward(self, *args, out=None):
+    def forward(self, *args: Any, out: Any = None):
         X, parameter = args  # noqa: N806
         routine = scipy.spatial.distance.pdist
         return self.scipy_distances(routine, X, out=out, **{self.parameter: parameter})
