@@ -24,7 +24,7 @@ SHAPES = {  # a moderate, a tiny and a large value of each family's shapes
     "chi2": [(3.0,), (1e-3,), (1e4,)],
     "invgamma": [(2.5,), (1e-3,), (1e4,)],
     "beta": [(2.0, 3.5), (1e-3, 2.0), (1e4, 30.0)],
-    "f": [(3.0, 7.0), (1e-3, 5.0), (400.0, 30.0)],  # (NaN shape derivatives beyond 500)
+    "f": [(3.0, 7.0), (1e-3, 5.0), (400.0, 30.0)],
 }
 PROBABILITIES = (1e-12, 0.3, 0.5, 0.9, 1 - 1e-12)
 
@@ -320,13 +320,42 @@ def test_t_df_derivatives_at_large_df_against_mpmath(df):
         np.testing.assert_allclose(_T_ISF_DF(q, df), -want, rtol=1e-12)
 
 
-def test_f_shape_derivatives_beyond_500_degrees_of_freedom_are_nan():
-    """Each of the f's shape derivatives is two terms that cancel as the degrees of freedom
-    grow (against mpmath: 1e-11 relative at 300, 6e-10 at 1e3, 1e-5 at 1e5): beyond 500 in
-    either they are NaN, by rule, not silently wrong; the derivatives in x and q stay."""
-    for shapes in [(1e5, 5.0), (5.0, 1e5), (600.0, 600.0)]:
-        for kind in KINDS:
-            point = 0.3 if kind in ("ppf", "isf") else 1.1
-            dx, *dshapes = jax.grad(getattr(stats.f, kind), (0, 1, 2))(point, *shapes)
-            assert np.all(np.isnan(dshapes)), (shapes, kind)
-            assert np.isfinite(dx)
+_F_GRAD = {kind: jax.jit(jax.grad(getattr(stats.f, kind), (1, 2))) for kind in KINDS}
+
+
+@pytest.mark.parametrize(
+    ("dfn", "dfd", "x"),
+    [
+        (1e5, 3.0, 1.3),  # the issue's cases (#54)
+        (3.0, 1e6, 0.6),
+        (2e3, 7.0, 0.05),
+        (2e3, 3e3, 1.05),
+        pytest.param(1e4, 1e4, 1.01, marks=_SLOW_MPMATH),  # (20 s of mpmath each)
+        pytest.param(1e4, 1e4, 0.95, marks=_SLOW_MPMATH),
+        (600.0, 3e5, 0.9),
+        (1e5, 3.0, 30.0),  # the upper tail
+        (150.0, 200.0, 0.7),
+        (0.5, 2e4, 3.0),  # a small shape beside a large one
+    ],
+)
+def test_f_shape_derivatives_at_large_df_against_mpmath(dfn, dfd, x):
+    """The f's shape derivatives are of size ``1/d²`` where the textbook form is two terms of
+    size ``1/d``: that lost 1e-11 relative at 300 degrees of freedom, 6e-10 at 1e3, 1e-5 at
+    1e5, and was NaN by rule beyond 500. By quadrature of ``f ∂(log f)/∂θ`` from 100 on:
+    5e-15 at worst measured here. The quantiles' derivatives ``-(∂F/∂θ)/f`` carry the
+    density's own error (its log-kernel and ``betaln`` cancel: 4e-11 at 1e5, 5e-10 at 1e6)."""
+    with mp.workdps(50):  # (30 digits left the tail's 1e-29 at (2e3, 7, 0.05) 9e-13 off)
+        want = [float(w) for w in _mp_shape_derivatives("f", (dfn, dfd), x, upper=False)]
+        cdf = float(_mp_cdf("f", [mp.mpf(dfn), mp.mpf(dfd)], mp.mpf(x)))
+        sf = float(_mp_cdf("f", [mp.mpf(dfn), mp.mpf(dfd)], mp.mpf(x), upper=True))
+    density = scipy.stats.f.pdf(x, dfn, dfd)
+    np.testing.assert_allclose(_F_GRAD["cdf"](x, dfn, dfd), want, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(_F_GRAD["sf"](x, dfn, dfd), [-w for w in want], rtol=1e-13)
+    np.testing.assert_allclose(_F_GRAD["logcdf"](x, dfn, dfd), [w / cdf for w in want], rtol=1e-12)
+    np.testing.assert_allclose(_F_GRAD["logsf"](x, dfn, dfd), [-w / sf for w in want], rtol=1e-12)
+    # the quantiles at F(x) and S(x) (where that is not 1 rounded): ∂x/∂θ = -(∂F/∂θ)/f
+    slope = [-w / density for w in want]
+    if cdf < 0.999:
+        np.testing.assert_allclose(_F_GRAD["ppf"](cdf, dfn, dfd), slope, rtol=1e-8)
+    if sf < 0.999:
+        np.testing.assert_allclose(_F_GRAD["isf"](sf, dfn, dfd), slope, rtol=1e-8)
