@@ -192,3 +192,42 @@ def test_a_homogeneous_matrix_with_another_bottom_row_is_refused_as_scipy_refuse
         affine_transform(image.astype(np.float32), affine.astype(np.float32), order=1),
         ndi.affine_transform(image.astype(np.float32), affine.astype(np.float32), order=1),
     )
+
+
+@pytest.mark.parametrize(
+    ("order", "mode"), [(3, "mirror"), (4, "reflect"), (2, "nearest"), (3, "grid-constant")]
+)
+def test_values_and_the_mixed_second_derivative_on_the_saved_coefficients(order, mode):
+    """The forward keeps SciPy's prefilter coefficients (not where SciPy prepads:
+    "nearest", "grid-constant") and the rules evaluate on them, their derivative in the
+    image the prefilter's: the values bitwise, and d/d image of the matrix's gradient,
+    forward over reverse and reverse over reverse, against SciPy's differences in the
+    matrix of the transform of each unit image (linear in the image)."""
+    image = IMAGE[:4, :5]
+    weights = WEIGHTS[:4, :5]
+    options = {"order": order, "mode": mode}
+    with jax.enable_x64(True):
+        values = affine_transform(image, MATRIX, OFFSET, cval=0.3, **options)
+
+        def matrix_gradient(image):
+            def value(m):
+                return jnp.sum(weights * affine_transform(image, m, OFFSET, cval=0.3, **options))
+
+            return jax.grad(value)(MATRIX)
+
+        forward = jax.jacfwd(matrix_gradient)(image)
+        reverse = jax.jacrev(matrix_gradient)(image)
+    expected_values = ndi.affine_transform(image, MATRIX, OFFSET, cval=0.3, **options)
+    np.testing.assert_array_equal(values, expected_values)
+    expected = np.zeros(MATRIX.shape + image.shape)
+    for k in np.ndindex(image.shape):
+        unit = np.zeros(image.shape)
+        unit[k] = 1.0
+        for i in np.ndindex(MATRIX.shape):
+            step = np.zeros(MATRIX.shape)
+            step[i] = 1e-6
+            plus = ndi.affine_transform(unit, MATRIX + step, OFFSET, **options)
+            minus = ndi.affine_transform(unit, MATRIX - step, OFFSET, **options)
+            expected[i + k] = np.sum(weights * (plus - minus)) / 2e-6
+    np.testing.assert_allclose(forward, expected, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(reverse, expected, rtol=1e-6, atol=1e-7)

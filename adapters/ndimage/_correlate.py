@@ -8,7 +8,7 @@ one pass as the correlation itself is."""
 from __future__ import annotations
 
 import functools
-from typing import Literal
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -20,7 +20,7 @@ FilterMode = Literal[
 ]
 
 # SciPy's filter modes as NumPy's (and jnp.pad's) padding modes
-PAD_MODES = {
+PAD_MODES: dict[str, Any] = {
     "reflect": "symmetric",
     "grid-mirror": "symmetric",
     "mirror": "reflect",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -130,7 +130,7 @@ def weights(x: jax.Array, order: int) -> list[jax.Array]:
         ]
     else:  # pragma: no cover
         raise ValueError(f"unsupported spline order {order}")
-    last = 1.0
+    last: Any = 1.0
     for w in first:
         last = last - w
     return [*first, last]

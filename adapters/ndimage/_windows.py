@@ -78,15 +78,17 @@ class BoxFilter(jb.Adapter):
         into ``forward``'s ``out`` where it is given in that dtype."""
         image = np.asarray(input).reshape(self.shape) if image is None else image
         dtype = image.dtype if np.issubdtype(image.dtype, np.floating) else np.dtype(np.float64)
-        into = out is not None and out[0].dtype == dtype
+        buffer = None if out is None or out[0].dtype != dtype else out[0]
         values = routine(
             image,
             self.box() if box is None else box,
-            output=out[0].reshape(image.shape) if into else dtype,
+            output=dtype if buffer is None else buffer.reshape(image.shape),
             mode=self.mode,
             cval=self.cval,
         )
-        return out[0] if into else values.reshape(-1).astype(jb.result_dtype(input), copy=False)
+        if buffer is not None:
+            return buffer
+        return values.reshape(-1).astype(jb.result_dtype(input), copy=False)
 
 
 def sizes(owner: str, size: Any, rank: int) -> tuple[int, ...]:

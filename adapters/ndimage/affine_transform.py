@@ -19,8 +19,8 @@ import jaxbridge as jb
 
 from .._rules import compiled
 from ._images import check_number, check_order, check_shape, flat_size, image_argument, pulled_back
-from ._splines import Mode
-from .map_coordinates import MapCoordinates
+from ._splines import Mode, prepadded
+from .map_coordinates import MapCoordinates, saved_coefficients
 
 OWNER = "AffineTransform"
 
@@ -111,9 +111,39 @@ class AffineTransform(jb.Adapter):
             if not np.isfinite(value).all():
                 raise ValueError(f"argument {name!r} has non-finite entries (NaN or inf).")
 
-    def forward(self, input, matrix, offset):
+    def _mapping(self) -> MapCoordinates:
+        """The ``MapCoordinates`` of the same spline (its rules evaluate at the points)."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(MapCoordinates)}
+        return MapCoordinates(**fields)
+
+    def saves_coefficients(self) -> bool:
+        """Whether the forward keeps the prefilter's coefficients for the rules: where
+        SciPy does not prepad the image ("nearest" and "grid-constant" it does, and adds
+        the padding to each point inside its C loop, which no call of ours reproduces
+        bitwise)."""
+        return (
+            self.prefilter
+            and self.order > 1
+            and not prepadded(self.mode, self.order, self.prefilter)
+        )
+
+    def residual_specs(self, input, matrix, offset):
+        if not self.saves_coefficients():
+            return ()
+        return jax.ShapeDtypeStruct((math.prod(self.shape),), np.float64)
+
+    def forward(self, input, matrix, offset, *, out: Any = None, residuals: bool = True):
+        image = np.asarray(input).reshape(self.shape)
+        saves = self.saves_coefficients()
+        if saves:  # SciPy's own steps (the same values, bitwise), the coefficients kept
+            buffer = None if out is None or out[1].dtype != np.float64 or not residuals else out[1]
+            into = None if buffer is None else buffer.reshape(self.shape)
+            coefficients = scipy.ndimage.spline_filter(
+                image, self.order, output=np.float64 if into is None else into, mode=self.mode
+            )
+            image = coefficients if into is None else into
         values = scipy.ndimage.affine_transform(
-            np.asarray(input).reshape(self.shape),
+            image,
             np.asarray(matrix, np.float64),
             np.asarray(offset, np.float64),  # type: ignore[arg-type] (SciPy takes an array)
             output_shape=self.output_shape,
@@ -121,24 +151,41 @@ class AffineTransform(jb.Adapter):
             order=self.order,
             mode=self.mode,
             cval=self.cval,
-            prefilter=self.prefilter,
+            prefilter=self.prefilter and not saves,
         )
-        return values.reshape(-1).astype(jb.result_dtype(input, matrix, offset))
+        values = values.reshape(-1).astype(jb.result_dtype(input, matrix, offset), copy=False)
+        return (values, image.reshape(-1)) if saves and residuals else values
+
+    def points(self, matrix: jax.Array, offset: jax.Array) -> jax.Array:
+        """``matrix @ o + offset`` for each output index ``o``: (d, output size)."""
+        dtype = jb.result_dtype(matrix, offset)
+        grid = jnp.indices(self.output_shape, dtype).reshape(len(self.output_shape), -1)
+        return matrix.astype(dtype) @ grid + offset.astype(dtype)[:, None]
 
     def interpolant(self, input: jax.Array, matrix: jax.Array, offset: jax.Array) -> jax.Array:
         """The same values in JAX (one image, matrix and offset), for the rules."""
         dtype = jb.result_dtype(input, matrix, offset)
-        grid = jnp.indices(self.output_shape, dtype).reshape(len(self.output_shape), -1)
-        points = matrix.astype(dtype) @ grid + offset.astype(dtype)[:, None]
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(MapCoordinates)}
-        return MapCoordinates(**fields).interpolant(input, points)
+        return self._mapping().interpolant(input, self.points(matrix, offset)).astype(dtype)
 
-    def _interpolants(self, *args: jax.Array) -> jax.Array:
-        return jnp.vectorize(self.interpolant, signature="(s),(d,k),(d)->(o)")(*args)
+    def _from_saved(self, res: tuple) -> Any:
+        """The interpolants of ``(input, matrix, offset)`` (batched) for the rules, on the
+        forward's saved coefficients where it kept them (see ``MapCoordinates``)."""
+        if not self.saves_coefficients():
+            return jnp.vectorize(self.interpolant, signature="(s),(d,k),(d)->(o)")
+        mapping, saved = self._mapping(), res[4]
+
+        def interpolants(input, matrix, offset):
+            dtype = jb.result_dtype(input, matrix, offset)
+            coefficients = saved_coefficients(mapping, saved, input)
+            points = jnp.vectorize(self.points, signature="(d,k),(d)->(d,o)")(matrix, offset)
+            values = jnp.vectorize(mapping.evaluated, signature="(c),(d,o)->(o)")
+            return values(coefficients, points).astype(dtype)
+
+        return interpolants
 
     @compiled
     def pullback(self, res, g):
-        return pulled_back(self._interpolants, res[:3], g)
+        return pulled_back(self._from_saved(res), res[:3], g)
 
     @compiled
     def pushforward(self, res, tangents):
@@ -146,7 +193,7 @@ class AffineTransform(jb.Adapter):
             x if t is None else jnp.broadcast_to(x, t.shape) for x, t in zip(res[:3], tangents)
         ]
         tangents = [jnp.zeros_like(x) if t is None else t for x, t in zip(primals, tangents)]
-        return jax.jvp(self._interpolants, tuple(primals), tuple(tangents))[1]
+        return jax.jvp(self._from_saved(res), tuple(primals), tuple(tangents))[1]
 
 
 def affine_arguments(

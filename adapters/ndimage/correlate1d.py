@@ -107,9 +107,10 @@ class Correlate1d(jb.Adapter):
         if not np.isfinite(weights).all():
             raise ValueError("argument 'weights' has non-finite entries (NaN or inf).")
 
-    def forward(self, input, weights, *, out=None):
+    def forward(self, input, weights, *, out: Any = None):
         dtype = jb.result_dtype(input)
-        into = out[0].reshape(self.shape) if out is not None and dtype == np.float64 else None
+        buffer = None if out is None or dtype != np.float64 else out[0]
+        into = None if buffer is None else buffer.reshape(self.shape)
         values = scipy.ndimage.correlate1d(
             np.asarray(input).reshape(self.shape),
             np.asarray(weights, np.float64),
@@ -119,7 +120,7 @@ class Correlate1d(jb.Adapter):
             cval=self.cval,
             origin=self.origin,
         )
-        return out[0] if into is not None else values.reshape(-1).astype(dtype)
+        return values.reshape(-1).astype(dtype) if buffer is None else buffer
 
     def correlation(self, input: jax.Array, weights: jax.Array) -> jax.Array:
         """The same values in JAX (one image (s), weights (w)), for the weights' rules."""
@@ -187,12 +188,13 @@ class Correlate1dTransposed(jb.Adapter):
     def output_specs(self, g, weights):
         return jax.ShapeDtypeStruct(g.shape[-1:], jb.result_dtype(g))
 
-    def forward(self, g, weights, *, out=None):
+    def forward(self, g, weights, *, out: Any = None):
         dtype = jb.result_dtype(g)
-        into = out[0].reshape(self.shape) if out is not None and dtype == np.float64 else None
+        buffer = None if out is None or dtype != np.float64 else out[0]
+        into = None if buffer is None else buffer.reshape(self.shape)
         image = np.asarray(g, np.float64).reshape(self.shape)
         values = transposed_correlate1d(image, weights, self.axis, self.mode, self.origin, into)
-        return out[0] if into is not None else values.reshape(-1).astype(dtype)
+        return values.reshape(-1).astype(dtype) if buffer is None else buffer
 
     def correlation(self) -> Correlate1d:
         """``C``, its transpose in ``g``."""

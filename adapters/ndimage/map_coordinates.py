@@ -5,6 +5,8 @@ evaluation written in JAX (``_splines.py``) after the bridged ``SplineFilter``."
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 from typing import Any
 
 import jax
@@ -119,53 +121,130 @@ class MapCoordinates(jb.Adapter):
         if not np.isfinite(coordinates).all():
             raise ValueError("argument 'coordinates' has non-finite entries (NaN or inf).")
 
-    def forward(self, input, coordinates):
-        values = scipy.ndimage.map_coordinates(
-            np.asarray(input).reshape(self.shape),
-            np.asarray(coordinates),
-            output=np.float64,
-            order=self.order,
-            mode=self.mode,
-            cval=self.cval,
-            prefilter=self.prefilter,
+    def saves_coefficients(self) -> bool:
+        """Whether the forward keeps the prefilter's coefficients for the rules."""
+        return self.prefilter and self.order > 1
+
+    def _padding(self) -> int:
+        return PREPAD if prepadded(self.mode, self.order, self.prefilter) else 0
+
+    def residual_specs(self, input, coordinates):
+        if not self.saves_coefficients():
+            return ()
+        size = math.prod(n + 2 * self._padding() for n in self.shape)
+        return jax.ShapeDtypeStruct((size,), np.float64)
+
+    def forward(self, input, coordinates, *, out: Any = None, residuals: bool = True):
+        dtype = jb.result_dtype(input, coordinates)
+        image = np.asarray(input).reshape(self.shape)
+        options = {"order": self.order, "mode": self.mode, "cval": self.cval}
+        if not self.saves_coefficients():
+            values = scipy.ndimage.map_coordinates(
+                image, coordinates, output=np.float64, prefilter=self.prefilter, **options
+            )
+            return values.astype(dtype, copy=False)
+        # SciPy's own steps (map_coordinates with prefilter=True: the same values, bitwise),
+        # the coefficients kept (in XLA's buffer for them, where it is float64)
+        pad = self._padding()
+        if pad:  # (SciPy's _prepad_for_spline_filter)
+            if self.mode == "nearest":
+                image = np.pad(image, pad, mode="edge")
+            else:
+                image = np.pad(image, pad, mode="constant", constant_values=self.cval)
+            # (SciPy adds its nprepad to each coordinate, in float64)
+            coordinates = np.asarray(coordinates, np.float64) + pad
+        buffer = None if out is None or out[1].dtype != np.float64 or not residuals else out[1]
+        into = None if buffer is None else buffer.reshape(image.shape)
+        coefficients = scipy.ndimage.spline_filter(
+            image, self.order, output=np.float64 if into is None else into, mode=self.mode
         )
-        return values.astype(jb.result_dtype(input, coordinates))
+        coefficients = coefficients if into is None else into
+        values = scipy.ndimage.map_coordinates(
+            coefficients, coordinates, output=np.float64, prefilter=False, **options
+        )
+        values = values.astype(dtype, copy=False)
+        return (values, coefficients.reshape(-1)) if residuals else values
+
+    def coefficients(self, input: jax.Array) -> jax.Array:
+        """The spline's coefficients of one image (s) in JAX, flattened: the image
+        prepadded and prefiltered (``SplineFilter``) as SciPy's, or the image itself."""
+        if not self.saves_coefficients():
+            return input
+        image = input.reshape(self.shape)
+        if pad := self._padding():  # SciPy's _prepad_for_spline_filter
+            if self.mode == "nearest":
+                image = jnp.pad(image, pad, mode="edge")
+            else:
+                image = jnp.pad(image, pad, constant_values=self.cval)
+        return SplineFilter(self.order, self.mode)(image).reshape(-1)
+
+    def evaluated(self, coefficients: jax.Array, coordinates: jax.Array) -> jax.Array:
+        """The spline with ``coefficients`` (flattened) at ``coordinates`` (d, m)."""
+        shape = tuple(n + 2 * self._padding() for n in self.shape)
+        dtype = jb.result_dtype(coefficients, coordinates)
+        grid = coefficients.reshape(shape).astype(dtype)
+        points = coordinates.astype(dtype)
+        return evaluate(grid, points, self.order, self.mode, self.cval, self._padding())
 
     def interpolant(self, input: jax.Array, coordinates: jax.Array) -> jax.Array:
         """The same values in JAX (one image (s), points (d, m)), for the rules."""
-        image = input.reshape(self.shape)
-        shift = 0
-        if self.prefilter and self.order > 1:
-            if prepadded(self.mode, self.order, self.prefilter):
-                # SciPy's _prepad_for_spline_filter
-                shift = PREPAD
-                if self.mode == "nearest":
-                    image = jnp.pad(image, PREPAD, mode="edge")
-                else:
-                    image = jnp.pad(image, PREPAD, constant_values=self.cval)
-            image = SplineFilter(self.order, self.mode)(image)
         dtype = jb.result_dtype(input, coordinates)
-        return evaluate(
-            image.astype(dtype), coordinates.astype(dtype), self.order, self.mode, self.cval, shift
-        )
+        return self.evaluated(self.coefficients(input), coordinates).astype(dtype)
 
-    def _interpolants(self, input: jax.Array, coordinates: jax.Array) -> jax.Array:
-        return jnp.vectorize(self.interpolant, signature="(s),(d,m)->(m)")(input, coordinates)
+    def _from_saved(self, res: tuple) -> Any:
+        """The interpolant of ``(input, coordinates)`` (batched) for the rules, with the
+        forward's saved coefficients as the prefilter's value (no second SciPy filter;
+        its derivative is the prefilter's, ``saved_coefficients``)."""
+        if not self.saves_coefficients():
+            return jnp.vectorize(self.interpolant, signature="(s),(d,m)->(m)")
+        saved = res[3]
+
+        def interpolants(input, coordinates):
+            dtype = jb.result_dtype(input, coordinates)
+            coefficients = saved_coefficients(self, saved, input)
+            values = jnp.vectorize(self.evaluated, signature="(c),(d,m)->(m)")
+            return values(coefficients, coordinates).astype(dtype)
+
+        return interpolants
 
     @compiled
     def pullback(self, res, g):
-        input, coordinates, _ = res
-        return pulled_back(self._interpolants, (input, coordinates), g)
+        return pulled_back(self._from_saved(res), res[:2], g)
 
     @compiled
     def pushforward(self, res, tangents):
-        input, coordinates, _ = res
         primals = [
-            x if t is None else jnp.broadcast_to(x, t.shape)
-            for x, t in zip((input, coordinates), tangents)
+            x if t is None else jnp.broadcast_to(x, t.shape) for x, t in zip(res[:2], tangents)
         ]
         tangents = [jnp.zeros_like(x) if t is None else t for x, t in zip(primals, tangents)]
-        return jax.jvp(self._interpolants, tuple(primals), tuple(tangents))[1]
+        return jax.jvp(self._from_saved(res), tuple(primals), tuple(tangents))[1]
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def saved_coefficients(
+    adapter: MapCoordinates, coefficients: jax.Array, input: jax.Array
+) -> jax.Array:
+    """``adapter.coefficients(input)`` (batched), whose value the forward saved as
+    ``coefficients``: that value (a residual, constant to the bridge), the prefilter's
+    tangent (``SplineFilter``'s, a bridged call) as its derivative in ``input``."""
+    return jax.lax.stop_gradient(jnp.broadcast_to(coefficients, _batch(coefficients, input)))
+
+
+@saved_coefficients.defjvp
+def _saved_jvp(adapter: MapCoordinates, primals: tuple, tangents: tuple) -> tuple:
+    coefficients, input = primals
+    # (the value by the function itself, so that a derivative of this rule finds the
+    # prefilter's derivative again, not a constant: forward over reverse)
+    value = saved_coefficients(adapter, coefficients, input)
+    linear = dataclasses.replace(adapter, cval=0.0)  # (the prepadding's cval is constant)
+    d_coefficients = jnp.vectorize(linear.coefficients, signature="(s)->(c)")(tangents[1])
+    return value, jnp.broadcast_to(d_coefficients, value.shape).astype(value.dtype)
+
+
+def _batch(coefficients: jax.Array, input: jax.Array) -> tuple[int, ...]:
+    """The coefficients' shape with the batch axes of both."""
+    batch = np.broadcast_shapes(coefficients.shape[:-1], input.shape[:-1])
+    return (*batch, coefficients.shape[-1])
 
 
 def map_coordinates(

@@ -44,7 +44,7 @@ class MedianFilter(BoxFilter):
         if not np.isfinite(input).all():  # (a NaN has no rank: the selected entry is lost)
             raise ValueError("argument 'input' has non-finite entries (NaN or inf).")
 
-    def forward(self, input, *, out=None):
+    def forward(self, input, *, out: Any = None):
         image, box = np.asarray(input).reshape(self.shape), self.box()
         if image.ndim == 1:
             # SciPy's 1-D path reads past an image shorter than its window (uninitialised

@@ -109,7 +109,7 @@ def _ends(shape: tuple[int, ...]) -> np.ndarray:
     scale = np.ones(shape)
     for axis, n in enumerate(shape):
         if n > 1:
-            edges = [slice(None)] * len(shape)
+            edges: list[Any] = [slice(None)] * len(shape)
             for end in (0, n - 1):
                 edges[axis] = end
                 scale[tuple(edges)] *= 2

@@ -41,7 +41,7 @@ class UniformFilter(BoxFilter):
         affine = self.cval != 0 and self.mode in ("constant", "grid-constant")
         return () if affine else ("input",)
 
-    def forward(self, input, *, out=None):
+    def forward(self, input, *, out: Any = None):
         return self.scipy_filter(scipy.ndimage.uniform_filter, input, out)
 
     @compiled
