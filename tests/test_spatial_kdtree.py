@@ -120,3 +120,13 @@ def test_ball_count_bad_input_is_named():
         KDTreeBallCount(p=0.5)
     with jax.enable_x64(True), pytest.raises(ValueError, match="KDTreeBallCount.*'r'.*nonnegative"):
         KDTreeBallCount()(DATA, X, -1.0)
+
+
+def test_points_of_no_coordinates_are_named():
+    # d = 0: SciPy's KDTree failed with "IndexError: Out of bounds on buffer access (axis 0)"
+    data, x = np.zeros((3, 0)), np.zeros((2, 0))
+    with jax.enable_x64(True):
+        with pytest.raises(ValueError, match="KDTreeQuery.*no coordinates"):
+            KDTreeQuery(k=1)(data, x)
+        with pytest.raises(ValueError, match="KDTreeBallCount.*no coordinates"):
+            KDTreeBallCount()(data, x, np.ones(2))

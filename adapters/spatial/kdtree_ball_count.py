@@ -61,6 +61,8 @@ class KDTreeBallCount(jb.Adapter):
                 raise ValueError(f"argument {name!r} has non-finite entries (NaN or inf).")
         if np.isnan(r).any() or (r < 0).any():
             raise ValueError("argument 'r' must hold nonnegative radii (inf: every point).")
+        if data.shape[-1] == 0:  # (SciPy's KDTree fails with an IndexError)
+            raise ValueError("arguments 'data' and 'x' have points of no coordinates (d = 0).")
 
     def forward(self, data, x, r):
         tree = scipy.spatial.KDTree(data)

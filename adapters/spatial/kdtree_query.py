@@ -74,6 +74,8 @@ class KDTreeQuery(jb.Adapter):
                 raise ValueError(f"argument {name!r} has non-finite entries (NaN or inf).")
         if data.shape[0] == 0:
             raise ValueError("argument 'data' has no points.")
+        if data.shape[-1] == 0:  # (SciPy's KDTree fails with an IndexError)
+            raise ValueError("arguments 'data' and 'x' have points of no coordinates (d = 0).")
 
     def forward(self, data, x):
         tree = scipy.spatial.KDTree(data)
