@@ -168,8 +168,11 @@ def _highs(c, a_ub, b_ub, lower, upper):
         ([-1.0, -3.0], [[1.0, 1.0]], [2e4], [1e4, 1e-3]),
         # and refused this good vertex as "3 constraints hold there for 2 unknowns"
         ([-1.0, -1.0], [[0.0, 1.0]], [0.05], [1e6, np.inf]),
+        # costs of very different sizes: a multiplier scale from the largest read -1e-4 as
+        # zero, gave d fun / d upper [-1e6, 0] and refused x's derivative
+        ([-1e6, -1e-4], np.zeros((0, 2)), np.zeros(0), [1.0, 1.0]),
     ],
-    ids=["box", "row-and-box", "row"],
+    ids=["box", "row-and-box", "row", "costs"],
 )
 def test_constraints_of_very_different_sizes_have_highs_marginals(c, a_ub, b_ub, upper):
     """d fun / d b_ub and d fun / d bounds are HiGHS's marginals, d fun / d c is x."""

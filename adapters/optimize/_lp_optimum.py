@@ -13,7 +13,7 @@ import scipy.optimize
 from ._implicit import OptimizeError
 
 _TIGHT = 1e-7  # a constraint this close to equality, relative to its scale, holds at x
-_ZERO = 1e-9  # a multiplier this small, relative to the largest, is no multiplier
+_ZERO = 1e-9  # a multiplier this small, relative to its own size (_sizes), is no multiplier
 _DEPENDENT = 1e-9  # a singular value this small, relative to the largest (rows of unit
 # norm), makes the rows dependent
 
@@ -92,7 +92,7 @@ class Optimum:
                 f"({_listed(self.labels)}) are not independent: x has no derivative"
             ) from None
         inequality = self.side != 0
-        zero = inequality & (np.abs(y) <= _ZERO * np.abs(y).max(initial=1))
+        zero = inequality & (np.abs(y) <= _ZERO * _sizes(self.matrix.T, self.c))
         if zero.any():
             raise _Degenerate(
                 f"linprog's optimum is degenerate: {_listed(self.labels, zero)} "
@@ -152,7 +152,8 @@ class Optimum:
                 f"({_listed(self.labels)}): no multipliers of the right signs give c, so fun "
                 "has no derivative computed here"
             )
-        zero = inequality & (np.abs(scaled) <= _ZERO * largest)
+        own = _sizes(rows.T, self.c) if rank == len(rows) else largest
+        zero = inequality & (np.abs(scaled) <= _ZERO * own)
         if not _pointed(null[zero], self.side[zero]):
             raise OptimizeError.because(
                 f"linprog's optimum is degenerate: {len(rows)} constraints hold there for "
@@ -199,6 +200,14 @@ class Optimum:
 
 class _Degenerate(Exception):
     """Why the optimum is no non-degenerate vertex (a sentence without its full stop)."""
+
+
+def _sizes(m_t: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Each multiplier's own size, that of the terms it is made of: ``|pinv(Mᵀ)| |c|``. A
+    multiplier at rounding level of it is zero; one well above it is not, however large
+    the others (a scale from the largest read the second multiplier of ``c = [-1e6,
+    -1e-4]`` at two upper bounds as zero, and its derivative silently as 0)."""
+    return np.abs(np.linalg.pinv(m_t)) @ np.abs(c)
 
 
 def _pointed(directions: np.ndarray, side: np.ndarray) -> bool:
