@@ -70,10 +70,10 @@ class LyapunovSolve(MayFail):
         return -(lam @ x.mT + lam.mT @ x), lam
 
 
-
 solve_continuous_lyapunov = LyapunovSolve()
 """``scipy.linalg.solve_continuous_lyapunov`` as a ready adapter: ``x =
 solve_continuous_lyapunov(a, q)`` solves ``a x + x aᵀ = q`` (``LyapunovSolve()``)."""
+
 
 class _SchurLyapunovSolve(jb.Adapter):
     """``a x + x aᵀ = q`` (``aᵀ x + x a = q`` if ``trans``) from the saved Schur form of ``a``.

@@ -77,10 +77,10 @@ class SylvesterSolve(MayFail):
         return -lam @ xt, -xt @ lam, lam
 
 
-
 solve_sylvester = SylvesterSolve()
 """``scipy.linalg.solve_sylvester`` as a ready adapter: ``x = solve_sylvester(a, b, q)``
 solves ``a x + x b = q`` (``SylvesterSolve()``)."""
+
 
 class _SchurSylvesterSolve(jb.Adapter):
     """``a x + x b = q`` (``aᵀ x + x bᵀ = q`` if ``trans``) from saved Schur forms.
