@@ -7,7 +7,7 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import MayFail, require_finite
+from .._failure import MayFail, OnFailure, require_finite
 from .._parameters import check_choice
 from ._solving import (
     SMALL,
@@ -167,7 +167,7 @@ def solve(
     assume_a=None,
     transposed=False,
     *,
-    on_failure="raise",
+    on_failure: OnFailure = "raise",
 ):
     """``scipy.linalg.solve``'s call form on ``LinearSolve``: ``x = solve(a, b)``.
 
