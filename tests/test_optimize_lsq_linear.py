@@ -164,3 +164,17 @@ def test_trf_stopping_a_few_1e_9_inside_an_active_bound_is_at_it():
     with jax.enable_x64(True):
         grad = jax.grad(lambda b: LsqLinear(method="trf")(a, b, lb, ub)[1])(jnp.asarray(b))
     np.testing.assert_allclose(grad, expected, rtol=1e-6, atol=1e-9)
+
+
+def test_a_multiplier_is_judged_against_its_own_terms_not_the_whole_residual():
+    """bvls, x1 at its lower bound 0 held by a multiplier of 1e-3 while the residual is 1e7
+    in a row column 1 does not touch: ‖A_1‖ ‖r‖ read it as zero and refused a clean point
+    (#54's search). SciPy's differences: x follows b[0] alone."""
+    a = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    b = np.array([1.0, -1e-3, 1e7])
+    lb, ub = np.zeros(2), np.full(2, np.inf)
+    with jax.enable_x64(True):
+        reverse = jax.jacrev(lambda b: LsqLinear(method="bvls")(a, b, lb, ub)[0])(b)
+    expected = central(lambda b: scipy_fit(a, b, lb, ub).x, (b,), 0, h=1e-5)
+    np.testing.assert_allclose(expected, [[1, 0, 0], [0, 0, 0]], atol=1e-9)
+    np.testing.assert_allclose(reverse, expected, atol=1e-9)

@@ -120,3 +120,18 @@ def test_rnorm_at_an_exact_fit_has_the_subgradient_zero_not_rounding_noise():
         grad = jax.grad(lambda b: Nnls()(a, b)[1])(jnp.asarray(off))
         expected = central(lambda a, b: scipy.optimize.nnls(a, b)[1], (a, off), 1)
         np.testing.assert_allclose(grad, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_a_multiplier_is_judged_against_its_own_terms_not_the_whole_residual():
+    """x1 = 0 held by a multiplier of -1e-3 while the residual is 1e7 in a row column 1 does
+    not touch: ‖A_1‖ ‖r‖ = 1e7 read the multiplier as zero and refused a clean point
+    (#54's search). SciPy's differences: x follows b[0] alone."""
+    a = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    b = np.array([1.0, -1e-3, 1e7])
+    with jax.enable_x64(True):
+        reverse = jax.jacrev(lambda b: Nnls()(a, b)[0])(b)
+        forward = jax.jacfwd(lambda b: Nnls()(a, b)[0])(b)
+    expected = central(lambda a, b: scipy.optimize.nnls(a, b)[0], (a, b), 1, h=1e-5)
+    np.testing.assert_allclose(expected, [[1, 0, 0], [0, 0, 0]], atol=1e-9)
+    np.testing.assert_allclose(reverse, expected, atol=1e-9)
+    np.testing.assert_allclose(forward, expected, atol=1e-9)

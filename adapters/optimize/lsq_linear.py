@@ -17,7 +17,7 @@ from ._scipy_forms import refuse_scipy_bounds, refuse_unsupported
 
 _TIGHT = 1e-7  # an entry this close to a bound, relative to its size, is at it (trf stops
 # within about 5e-9 of it; its active_mask missed 6 of 300 random problems' bounded entries)
-_ZERO = 1e-9  # a multiplier this small, relative to its column's and the residual's size, is 0
+_ZERO = 1e-9  # a multiplier this small, relative to the size of its terms, is 0
 
 
 class LsqLinear(MayFail):
@@ -208,8 +208,10 @@ class _ActiveSet:
         # -∇ of ½‖A x - b‖² at the bounded entries, times their side: positive when it
         # pushes out of the box, as it must
         pushes = A[:, self.bounded].T @ self.r * self.side[self.bounded]
-        scale = np.linalg.norm(A[:, self.bounded], axis=0) * np.linalg.norm(self.r)
-        if (pushes <= _ZERO * scale).any():
+        # each against the terms it sums (as Nnls's: not ‖A_j‖ ‖r‖, which counts rows of r
+        # that column j does not touch)
+        terms = np.abs(self.r) + np.abs(b) + np.abs(A) @ np.abs(self.x)
+        if (pushes <= _ZERO * (np.abs(A[:, self.bounded]).T @ terms)).any():
             raise OptimizeError.because(
                 "lsq_linear's solution is degenerate: an entry is at its bound with a zero "
                 "multiplier (it would leave the bound under the smallest change): x has no "

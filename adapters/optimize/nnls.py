@@ -12,7 +12,7 @@ from .._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
 
 _ROUNDING = 64 * np.finfo(np.float64).eps  # a residual this small is rounding: an exact fit
-_ZERO = 1e-9  # a multiplier this small, relative to its column's and the residual's size, is 0
+_ZERO = 1e-9  # a multiplier this small, relative to the size of its terms, is 0
 
 
 class Nnls(MayFail):
@@ -128,8 +128,11 @@ class _ActiveSet:
             self.r, self.norm = np.zeros_like(self.r), 0.0
         zero = np.flatnonzero(x <= 0)
         multipliers = A[:, zero].T @ self.r  # -∇ of ½‖A x - b‖² at the zero entries
-        scale = np.linalg.norm(A[:, zero], axis=0) * self.norm
-        if (multipliers >= -_ZERO * scale).any():
+        # each against the terms it sums (|A_j|ᵀ |r|, and the rounding r carries from b and
+        # A_p x_p): ‖A_j‖ ‖r‖ counted residual rows that column j does not touch, and read a
+        # multiplier of -1e-3 beside a residual of 1e7 elsewhere as zero
+        terms = np.abs(self.r) + np.abs(b) + np.abs(self.a_p) @ np.abs(self.x_p)
+        if (multipliers >= -_ZERO * (np.abs(A[:, zero]).T @ terms)).any():
             raise OptimizeError.because(
                 "nnls's solution is degenerate: an entry is 0 with a zero multiplier (it "
                 "would leave 0 under the smallest change): x has no derivative"
