@@ -267,3 +267,14 @@ def test_where_the_duals_are_not_unique_the_value_is_refused_naming_the_constrai
         ),
     ):
         jax.grad(lambda b: Linprog()(C, a_ub, b, A_EQ, B_EQ, LOWER, UPPER)[1])(jnp.asarray(b_ub))
+
+
+def test_no_unknowns_is_refused_naming_c():
+    """SciPy's message for n = 0 spoke of c's dimensions (#54's search of empty inputs)."""
+    none = np.zeros(0)
+    args = (none, np.zeros((1, 0)), np.ones(1), np.zeros((0, 0)), none, none, none)
+    with jax.enable_x64(True):
+        with pytest.raises(ValueError, match="Linprog.*'c' has no entries"):
+            Linprog()(*args)
+        with pytest.raises(ValueError, match="Linprog.*'c' has no entries"), host_errors():
+            jax.jit(Linprog())(*args)[1].block_until_ready()

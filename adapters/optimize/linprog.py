@@ -85,6 +85,8 @@ class Linprog(MayFail):
         return jax.ShapeDtypeStruct(c.shape, dtype), jax.ShapeDtypeStruct(c.shape[:-1], dtype)
 
     def check(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper):
+        if c.shape[-1] == 0:  # (SciPy's own message speaks of c's dimensions)
+            raise ValueError("argument 'c' has no entries: an LP needs one unknown at least.")
         if np.isnan(lower).any() or np.isnan(upper).any() or (lower == np.inf).any():
             raise ValueError("argument 'lower' must hold numbers below inf (-inf: no bound).")
         if (upper == -np.inf).any():
