@@ -6,11 +6,11 @@ the errors an adapter with ``on_failure`` raises where it has no trustworthy res
 (``SolveFailure``, ``IntegrationFailure``, ``OptimizeError``, ``InterpolationFailure``).
 """
 
-from ._failure import Failure as Failure
-from ._failure import IntegrationFailure as IntegrationFailure
-from ._failure import InterpolationFailure as InterpolationFailure
-from ._failure import OptimizeError as OptimizeError
-from ._failure import SolveFailure as SolveFailure
+from ._shared._failure import Failure as Failure
+from ._shared._failure import IntegrationFailure as IntegrationFailure
+from ._shared._failure import InterpolationFailure as InterpolationFailure
+from ._shared._failure import OptimizeError as OptimizeError
+from ._shared._failure import SolveFailure as SolveFailure
 from .doubling import Doubling as Doubling
 from .integrate import OdeSolve as OdeSolve
 from .integrate import Quad as Quad

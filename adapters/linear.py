@@ -4,7 +4,7 @@ import jax.numpy as jnp
 
 import jaxbridge as jb
 
-from ._rules import total
+from ._shared._rules import total
 
 
 class Linear(jb.Adapter):

@@ -10,7 +10,7 @@ import scipy.linalg
 import scipy.sparse
 from _integrate_cases import Robertson
 
-from jaxbridge.adapters._failure import IntegrationFailure
+from jaxbridge.adapters._shared._failure import IntegrationFailure
 from jaxbridge.adapters.integrate._lapack import _factor, _solve, direct, solved, solver_class
 
 THETA = np.log([0.04, 3.0e7, 1.0e4])

@@ -32,7 +32,7 @@ def test_families_import_only_the_public_api_and_internal():
 
 
 def test_no_family_imports_another_familys_private_module():
-    """A family imports the shared layer (``adapters/_*``) and other families' public names
+    """A family imports the shared layer (``adapters/_shared/``) and other families' public names
     only: what two families share lives in the shared layer."""
     families = {p.name for p in ADAPTERS.iterdir() if p.is_dir() and not p.name.startswith("_")}
     crossing = []
@@ -48,6 +48,17 @@ def test_no_family_imports_another_familys_private_module():
                     if other in families and other != family and private:
                         crossing.append(f"{path.relative_to(ADAPTERS)}: from ..{node.module}")
     assert not crossing, f"families import other families' private modules: {crossing}"
+
+
+def test_the_shared_layer_is_one_folder():
+    """What the families share lives in ``adapters/_shared/``, not loose beside the ready
+    adapters: every private entry at ``adapters/``' top is that folder."""
+    loose = sorted(
+        p.name
+        for p in ADAPTERS.iterdir()
+        if p.name.startswith("_") and p.name not in {"__init__.py", "__pycache__", "_shared"}
+    )
+    assert not loose, f"shared modules outside adapters/_shared/: {loose}"
 
 
 class _Scale(jb.Adapter):

@@ -1,5 +1,5 @@
 """The incomplete gamma and beta functions' derivatives in their shapes
-(``adapters/_shape_derivatives.py``) against mpmath at 30 digits, over shapes from 1e-3 to 1e4 and
+(``adapters/_shared/_shape_derivatives.py``) against mpmath at 30 digits, over shapes from 1e-3 to 1e4 and
 points from the far lower tail to the far upper tail; and the adapters ``gammainc``,
 ``gammaincc``, ``betainc``: values as SciPy's, derivatives in every argument."""
 

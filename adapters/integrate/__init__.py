@@ -1,6 +1,6 @@
 """``scipy.integrate`` as adapters: stiff ODEs with adjoint gradients, and quadrature."""
 
-from .._failure import IntegrationFailure as IntegrationFailure
+from .._shared._failure import IntegrationFailure as IntegrationFailure
 from .ode_solve import OdeSolve as OdeSolve
 from .quad import Quad as Quad
 

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.integrate
 import scipy.sparse
 
-from .._scipy_version import STEPS_FOLLOWED
+from .._shared._scipy_version import STEPS_FOLLOWED
 from ._checks import failure
 from ._lapack import direct, solved
 from ._solver_time import SolverTime

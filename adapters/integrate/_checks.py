@@ -9,7 +9,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .._failure import IntegrationFailure
+from .._shared._failure import IntegrationFailure
 
 
 def check_positive(owner: str, name: str, value: object, allow_zero: bool = False) -> None:

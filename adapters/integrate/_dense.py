@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._scipy_version import checked_against
+from .._shared._scipy_version import checked_against
 
 FOLLOWED = checked_against(((1, 15), (1, 16), (1, 17), (1, 18)))
 """Whether SciPy's ``OdeSolution`` and dense-output classes are those read here (their code

@@ -21,7 +21,7 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
-from .._scipy_version import STEPS_FOLLOWED
+from .._shared._scipy_version import STEPS_FOLLOWED
 from ._checks import failure
 
 _STIFF = {"BDF": scipy.integrate.BDF, "Radau": scipy.integrate.Radau}

@@ -19,7 +19,7 @@ import scipy.sparse
 
 import jaxbridge as jb
 
-from .._user_function import UserFunction
+from .._shared._user_function import UserFunction
 from ._bdf import BdfSteps
 from ._checks import failure
 from ._dense import Interpolant

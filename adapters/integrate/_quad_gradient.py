@@ -30,8 +30,8 @@ import scipy.integrate
 
 import jaxbridge as jb
 
-from .._failure import IntegrationFailure
-from .._user_function import UserFunction
+from .._shared._failure import IntegrationFailure
+from .._shared._user_function import UserFunction
 from ._checks import failure, kept_on, named_backward
 from ._second_derivatives import backward_jvp
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._host_cotangents import checked
-from .._user_function import UserFunction
+from .._shared._host_cotangents import checked
+from .._shared._user_function import UserFunction
 
 STEP = float(np.finfo(np.float64).eps) ** (1 / 5)
 """The larger step of the differences, relative to ``max(1, |args|)`` along the unit

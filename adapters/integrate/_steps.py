@@ -33,7 +33,7 @@ import scipy.integrate
 import scipy.linalg
 import scipy.sparse
 
-from .._scipy_version import STEPS_FOLLOWED
+from .._shared._scipy_version import STEPS_FOLLOWED
 from ._bdf import BdfSteps, bdf_jvp, bdf_vjp
 from ._checks import failure
 from ._lapack import direct, solved

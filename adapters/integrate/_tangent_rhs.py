@@ -16,7 +16,7 @@ import scipy.sparse
 
 import jaxbridge as jb
 
-from .._user_function import UserFunction
+from .._shared._user_function import UserFunction
 from ._ode import jacobian_hook
 from ._second_derivatives import STEP, backward_jvp
 

@@ -11,9 +11,9 @@ import scipy
 
 import jaxbridge as jb
 
-from .._failure import IntegrationFailure, MayFail, require_finite
-from .._parameters import check_choice
-from .._scipy_version import SOLVER_STEPS, STEPS_FOLLOWED, span
+from .._shared._failure import IntegrationFailure, MayFail, require_finite
+from .._shared._parameters import check_choice
+from .._shared._scipy_version import SOLVER_STEPS, STEPS_FOLLOWED, span
 from ._checks import check_positive, failure, kept_on
 from ._ode import (
     METHODS,

@@ -10,8 +10,8 @@ import scipy.integrate
 
 import jaxbridge as jb
 
-from .._failure import IntegrationFailure, MayFail, require_finite
-from .._user_function import UserFunction
+from .._shared._failure import IntegrationFailure, MayFail, require_finite
+from .._shared._user_function import UserFunction
 from ._checks import check_positive, failure, kept_on
 from ._quad_gradient import QuadGradient
 

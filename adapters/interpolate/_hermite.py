@@ -26,8 +26,8 @@ import scipy.interpolate
 
 import jaxbridge as jb
 
-from .._failure import MayFail
-from .._rules import asked, compiled, total
+from .._shared._failure import MayFail
+from .._shared._rules import asked, compiled, total
 from ._linear import TransposedPair
 from ._one_d import Interpolant1D, checked_data, in_order, inside, sorting
 from ._sites import interval_terms, periodic_queries, site_cotangent, within

@@ -22,7 +22,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._rules import asked, compiled, total
+from .._shared._rules import asked, compiled, total
 from ._one_d import Interpolant1D, checked_data, inside
 from ._pieces import hermite_at, hermite_transpose
 from ._sites import site_cotangent, transposed_site_tangent

@@ -12,8 +12,8 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import InterpolationFailure, MayFail
-from .._fixed import held_fixed
+from .._shared._failure import InterpolationFailure, MayFail
+from .._shared._fixed import held_fixed
 from ._queries import per_point
 from ._recent import Recent, sort_order
 from ._sizes import refuse_sizes

@@ -14,7 +14,7 @@ import scipy.spatial
 
 import jaxbridge as jb
 
-from .._failure import InterpolationFailure, MayFail
+from .._shared._failure import InterpolationFailure, MayFail
 from ._queries import per_point
 from ._sizes import refuse_sizes, refused
 

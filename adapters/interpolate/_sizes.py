@@ -9,7 +9,7 @@ as the forward does (``refused``)."""
 
 from __future__ import annotations
 
-from .._failure import InterpolationFailure, OnFailure
+from .._shared._failure import InterpolationFailure, OnFailure
 
 
 def refuse_sizes(owner: str, on_failure: OnFailure, problem: str | None) -> None:

@@ -11,7 +11,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from .._portable_linalg import solve
+from .._shared._portable_linalg import solve
 
 
 def spline_slopes(x: jax.Array, y: jax.Array, bc_type: str) -> jax.Array:

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import scipy.interpolate
 
-from .._fixed import HoldsFixed
-from .._rules import compiled
+from .._shared._fixed import HoldsFixed
+from .._shared._rules import compiled
 from ._clough_tocher_element import BarycentricMap, ControlCoefficients, barycentric, bezier
 from ._scattered import Scattered, broadcast_batch, piece_queries, scattered_sites
 

@@ -10,8 +10,8 @@ import jax
 import jax.numpy as jnp
 import scipy.interpolate
 
-from .._portable_linalg import solve
-from .._rules import compiled
+from .._shared._portable_linalg import solve
+from .._shared._rules import compiled
 from ._scattered import Locate, Scattered, broadcast_batch
 
 

@@ -17,9 +17,9 @@ from scipy.interpolate import _rbfinterp_np  # SciPy's own system builder, for t
 
 import jaxbridge as jb
 
-from .._failure import InterpolationFailure, MayFail
-from .._parameters import check_choice
-from .._rules import compiled
+from .._shared._failure import InterpolationFailure, MayFail
+from .._shared._parameters import check_choice
+from .._shared._rules import compiled
 from ._queries import per_point
 from ._scattered import broadcast_batch, inner_queries, scattered_sites
 from ._sizes import refuse_sizes, refused

@@ -16,10 +16,10 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import InterpolationFailure, MayFail
-from .._fixed import held_fixed
-from .._parameters import check_choice
-from .._rules import total
+from .._shared._failure import InterpolationFailure, MayFail
+from .._shared._fixed import held_fixed
+from .._shared._parameters import check_choice
+from .._shared._rules import total
 from ._one_d import check_whole, data, queries, sites
 from ._queries import per_point
 from ._recent import Recent

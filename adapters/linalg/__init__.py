@@ -8,7 +8,7 @@ Ready to call, with SciPy's names and argument order: ``solve(a, b, assume_a=...
 (``MatrixSqrt(on_failure="nan")``).
 """
 
-from .._failure import SolveFailure as SolveFailure
+from .._shared._failure import SolveFailure as SolveFailure
 from .continuous_riccati_solve import ContinuousRiccatiSolve as ContinuousRiccatiSolve
 from .continuous_riccati_solve import solve_continuous_are as solve_continuous_are
 from .discrete_lyapunov_solve import DiscreteLyapunovSolve as DiscreteLyapunovSolve

@@ -15,8 +15,8 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import MayFail, require_finite
-from .._rules import compiled
+from .._shared._failure import MayFail, require_finite
+from .._shared._rules import compiled
 from ._solving import failure
 
 

@@ -15,9 +15,9 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import MayFail, require_finite
-from .._portable_linalg import solve
-from .._rules import compiled, total
+from .._shared._failure import MayFail, require_finite
+from .._shared._portable_linalg import solve
+from .._shared._rules import compiled, total
 from ._solving import failure
 
 

@@ -15,8 +15,8 @@ import scipy.linalg
 import jaxbridge as jb
 from jaxbridge.internal import share
 
-from .._coefficient_groups import CoefficientGroups
-from .._failure import OnFailure, SolveFailure, nan_results
+from .._shared._coefficient_groups import CoefficientGroups
+from .._shared._failure import OnFailure, SolveFailure, nan_results
 
 Spec = tuple[tuple[int, ...], np.dtype]
 

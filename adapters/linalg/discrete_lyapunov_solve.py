@@ -7,8 +7,8 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import MayFail, require_finite
-from .._rules import compiled
+from .._shared._failure import MayFail, require_finite
+from .._shared._rules import compiled
 from ._riccati import contraction
 from ._solving import failure
 

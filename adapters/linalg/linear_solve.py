@@ -7,8 +7,8 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import MayFail, OnFailure, require_finite
-from .._parameters import check_choice
+from .._shared._failure import MayFail, OnFailure, require_finite
+from .._shared._parameters import check_choice
 from ._solving import (
     SMALL,
     apply_inverse,

@@ -5,7 +5,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import MayFail, require_finite
+from .._shared._failure import MayFail, require_finite
 from ._solving import (
     lapack_dtype,
     real_schur,

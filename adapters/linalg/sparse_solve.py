@@ -13,8 +13,8 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._csr import check_pattern
-from .._failure import MayFail, require_finite
+from .._shared._csr import check_pattern
+from .._shared._failure import MayFail, require_finite
 from ._solving import (
     failure,
     lapack_dtype,

@@ -6,8 +6,8 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import MayFail, require_finite
-from .._rules import total
+from .._shared._failure import MayFail, require_finite
+from .._shared._rules import total
 from ._solving import (
     lapack_dtype,
     real_schur,

@@ -17,7 +17,7 @@ from jax.core import Tracer
 
 import jaxbridge as jb
 
-from .._rules import compiled
+from .._shared._rules import compiled
 from ._images import check_number, check_order, check_shape, flat_size, image_argument, pulled_back
 from ._splines import Mode, prepadded
 from .map_coordinates import MapCoordinates, saved_coefficients

@@ -16,7 +16,7 @@ import scipy.ndimage
 
 import jaxbridge as jb
 
-from .._rules import asked, compiled, total
+from .._shared._rules import asked, compiled, total
 from ._correlate import FilterMode, transposed_correlate1d
 from ._correlate import correlate1d as correlate_in_jax
 from ._images import check_number, check_shape, flat_size, image_argument, pulled_back

@@ -16,7 +16,7 @@ import scipy.ndimage
 
 import jaxbridge as jb
 
-from .._rules import compiled
+from .._shared._rules import compiled
 from ._images import check_number, check_order, check_shape, flat_size, image_argument, pulled_back
 from ._splines import PREPAD, Mode, evaluate, prepadded
 from .spline_filter import SplineFilter

@@ -12,7 +12,7 @@ import scipy.ndimage
 
 import jaxbridge as jb
 
-from .._rules import compiled
+from .._shared._rules import compiled
 from ._images import pulled_back
 from ._windows import BoxFilter, windows
 

@@ -14,7 +14,7 @@ import scipy.ndimage
 
 import jaxbridge as jb
 
-from .._rules import compiled
+from .._shared._rules import compiled
 from ._images import check_order, check_shape, flat_size, image_argument
 from ._splines import Mode
 

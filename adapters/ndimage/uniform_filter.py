@@ -12,7 +12,7 @@ import scipy.ndimage
 
 import jaxbridge as jb
 
-from .._rules import compiled
+from .._shared._rules import compiled
 from ._correlate import FilterMode, transposed_correlate1d
 from ._windows import BoxFilter, sizes
 

@@ -18,8 +18,8 @@ import numpy as np
 import jaxbridge as jb
 from jaxbridge.internal import arg_names
 
-from .._host_cotangents import cotangent
-from .._user_function import UserFunction
+from .._shared._host_cotangents import cotangent
+from .._shared._user_function import UserFunction
 from ._differences import derivative_columns
 
 _SIGNATURE = re.compile(r"^\((\w+)\),\((\w*)\)->\((\w*)\)$")

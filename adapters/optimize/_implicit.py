@@ -29,8 +29,8 @@ import scipy.linalg
 
 import jaxbridge as jb
 
-from .._failure import MayFail, OptimizeError
-from .._parameters import check_choice
+from .._shared._failure import MayFail, OptimizeError
+from .._shared._parameters import check_choice
 from ._differences import ROUGH_STEP
 from ._functions import user_domains
 from ._second_order import SecondOrder, rules_in_jax

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from .._user_function import UserFunction
+from .._shared._user_function import UserFunction
 from ._differences import mixed
 from ._functions import HostFunction
 from ._implicit import (

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._scipy_version import checked_against
+from .._shared._scipy_version import checked_against
 
 TESTED = ((1, 15), (1, 16), (1, 17), (1, 18))
 """SciPy versions whose loops the drivers follow (each checked against

@@ -38,7 +38,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from .._failure import OptimizeError
+from .._shared._failure import OptimizeError
 from ._differences import RoughDifferences
 
 failure = OptimizeError.because

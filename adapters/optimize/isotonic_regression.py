@@ -13,7 +13,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from .._rules import compiled
+from .._shared._rules import compiled
 
 # (SciPy 1.11, which the package supports, has no isotonic_regression: the adapter is
 # refused there when it is made, rather than the package failing to import)

@@ -9,7 +9,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import MayFail, OnFailure, require_finite
+from .._shared._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
 from ._lp_optimum import Optimum
 from ._scipy_forms import bound_arrays, refuse_scipy_bounds, refuse_unsupported

@@ -11,7 +11,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import MayFail, OnFailure, require_finite
+from .._shared._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
 from ._scipy_forms import refuse_scipy_bounds, refuse_unsupported
 

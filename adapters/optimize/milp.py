@@ -11,8 +11,8 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import MayFail, OnFailure, require_finite
-from .._fixed import HoldsFixed
+from .._shared._failure import MayFail, OnFailure, require_finite
+from .._shared._fixed import HoldsFixed
 from ._implicit import OptimizeError
 from ._scipy_forms import box_arrays, constraint_arrays, refuse_unsupported
 

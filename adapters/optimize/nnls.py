@@ -8,7 +8,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
-from .._failure import MayFail, OnFailure, require_finite
+from .._shared._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
 
 _ROUNDING = 64 * np.finfo(np.float64).eps  # a residual this small is rounding: an exact fit

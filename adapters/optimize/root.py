@@ -9,7 +9,7 @@ import scipy.optimize
 import jaxbridge as jb
 from jaxbridge.internal import overrides
 
-from .._user_function import UserFunction
+from .._shared._user_function import UserFunction
 from ._differences import directional, mixed
 from ._functions import HostFunction, check_user
 from ._implicit import ImplicitSolver, finite_inputs, outcome, settle

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._coefficient_groups import CoefficientGroups
+from .._shared._coefficient_groups import CoefficientGroups
 
 
 def per_filter(

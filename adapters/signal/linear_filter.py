@@ -8,8 +8,8 @@ import scipy.signal
 
 import jaxbridge as jb
 
-from .._failure import require_finite
-from .._rules import compiled, total
+from .._shared._failure import require_finite
+from .._shared._rules import compiled, total
 from ._filtering import (
     check_leading,
     convolve,

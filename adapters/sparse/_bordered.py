@@ -23,7 +23,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import SolveFailure, nan_results
+from .._shared._failure import SolveFailure, nan_results
 
 GAP = 1e-10
 """Eigenvalues closer than ``GAP`` times the largest ``|w|`` count as repeated: there the

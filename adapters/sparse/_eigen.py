@@ -12,8 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse.linalg
 
-from .._failure import Failure, SolveFailure
-from .._parameters import check_choice
+from .._shared._failure import Failure, SolveFailure
+from .._shared._parameters import check_choice
 from ._bordered import _BorderedSolve
 
 WHICH = ("LM", "SM", "LA", "SA")

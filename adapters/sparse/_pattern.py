@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse
 
-from .._csr import check_pattern
+from .._shared._csr import check_pattern
 
 
 @dataclass(frozen=True)

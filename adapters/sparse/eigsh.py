@@ -12,7 +12,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import MayFail, SolveFailure, require_finite
+from .._shared._failure import MayFail, SolveFailure, require_finite
 from ._bordered import sparse_bordered_solver
 from ._eigen import EigenRules, arpack_failure, check_spectrum, ordered, start_vector
 from ._pattern import Pattern

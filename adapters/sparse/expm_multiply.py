@@ -16,7 +16,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import require_finite
+from .._shared._failure import require_finite
 from ._pattern import Pattern
 
 THETA = 5.0

@@ -19,7 +19,7 @@ import scipy.sparse.linalg
 import jaxbridge as jb
 from jaxbridge.internal import parse_signature
 
-from .._failure import MayFail, SolveFailure, require_finite
+from .._shared._failure import MayFail, SolveFailure, require_finite
 from ._eigen import EigenRules, arpack_failure, check_spectrum, ordered, start_vector
 
 TOLERANCE = 1e-12

@@ -15,7 +15,7 @@ import scipy.sparse.linalg
 
 import jaxbridge as jb
 
-from .._failure import MayFail, SolveFailure, require_finite
+from .._shared._failure import MayFail, SolveFailure, require_finite
 from ._eigen import arpack_failure, eigen_cotangent, eigen_tangents
 from ._pattern import Pattern
 from .eigsh import Eigsh

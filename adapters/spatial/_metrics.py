@@ -13,7 +13,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-from .._portable_linalg import inv
+from .._shared._portable_linalg import inv
 
 
 def _safe_root(s: jax.Array, power: float) -> jax.Array:

@@ -8,7 +8,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .._portable_linalg import det
+from .._shared._portable_linalg import det
 
 
 def most_facets(n: int, d: int) -> int:

@@ -10,7 +10,7 @@ import scipy.spatial.distance
 
 import jaxbridge as jb
 
-from .._rules import compiled
+from .._shared._rules import compiled
 from ._distances import PARAMETERS, Distances, aligned, check_parameter, floating
 from ._metrics import SQUARED, pairwise_cotangents, squared_cotangents
 

@@ -12,7 +12,7 @@ import scipy.spatial
 
 import jaxbridge as jb
 
-from .._rules import compiled
+from .._shared._rules import compiled
 from ._simplices import most_facets, simplex_volumes
 
 

@@ -11,7 +11,7 @@ import scipy.spatial
 
 import jaxbridge as jb
 
-from .._rules import compiled
+from .._shared._rules import compiled
 
 
 class KDTreeQuery(jb.Adapter):

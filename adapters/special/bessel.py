@@ -10,7 +10,7 @@ import scipy.special
 
 import jaxbridge as jb
 
-from .._fixed import HoldsFixed
+from .._shared._fixed import HoldsFixed
 from ._common import exact_floats
 
 

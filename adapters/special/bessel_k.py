@@ -10,7 +10,7 @@ import scipy.special
 
 import jaxbridge as jb
 
-from .._rules import total
+from .._shared._rules import total
 from ._common import exact_floats
 from ._kv_integral import kv_derivative
 

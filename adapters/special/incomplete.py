@@ -11,7 +11,7 @@ mpmath, shapes 1e-3 to 1e4). JAX's own ``betainc`` has no derivative in ``a``, `
 
 from __future__ import annotations
 
-from .._distributions._function import OneShapeFunction, TwoShapeFunction
+from .._shared._distributions._function import OneShapeFunction, TwoShapeFunction
 
 gammainc = OneShapeFunction("gammainc")
 """``scipy.special.gammainc(a, x)``, the regularized lower incomplete gamma function: every order

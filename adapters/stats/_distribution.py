@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .._distributions._families import FAMILIES
-from .._distributions._function import KINDS, OneShapeFunction, TwoShapeFunction
+from .._shared._distributions._families import FAMILIES
+from .._shared._distributions._function import KINDS, OneShapeFunction, TwoShapeFunction
 
 
 class Distribution:

@@ -37,7 +37,7 @@ def det(a: jax.Array) -> jax.Array:
 
 
 def _host_solve(a: jax.Array, b: jax.Array) -> jax.Array:
-    from .linalg.linear_solve import LinearSolve  # (linalg's rules import this module)
+    from ..linalg.linear_solve import LinearSolve  # (linalg's rules import this module)
 
     solve_one = LinearSolve(on_failure="nan")  # NaN where singular, as jnp.linalg.solve's
     columns = jax.vmap(solve_one, in_axes=(None, -1), out_axes=-1)
