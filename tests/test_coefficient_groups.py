@@ -4,7 +4,7 @@ The families' tests check the results; this checks the calls."""
 
 import numpy as np
 
-from jaxbridge.adapters._coefficient_groups import CoefficientGroups
+from jaxbridge.adapters._shared._coefficient_groups import CoefficientGroups
 
 
 def test_one_call_per_set_of_coefficients_with_every_element_that_shares_it():

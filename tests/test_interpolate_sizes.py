@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxbridge.adapters._failure import InterpolationFailure
+from jaxbridge.adapters._shared._failure import InterpolationFailure
 from jaxbridge.adapters.interpolate import (
     Akima1DInterpolator,
     CloughTocher2DInterpolator,

@@ -15,7 +15,7 @@ from _incomplete_references import BETA_REFERENCES
 from jaxbridge.adapters import special
 
 # internals on purpose: the shape derivatives are tested against mpmath on their own
-from jaxbridge.adapters._shape_derivatives import (
+from jaxbridge.adapters._shared._shape_derivatives import (
     _digamma_difference,
     betainc_dab,
     betaincc_dab,
