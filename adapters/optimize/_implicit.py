@@ -56,16 +56,31 @@ isolated solution to differentiate: a singular Jacobian, a non-strict minimum, d
 active constraints."""
 
 MULTIPLIER = float(np.sqrt(EPS))
-"""A bound or inequality at its limit whose multiplier is below ``MULTIPLIER`` times the
-largest objective gradient entry at SciPy's answer (at least 1) is degenerate (weakly
-active): the solution map has a kink there, and no gradient. (The gradient at the answer,
-not at ``x0``: the verdict must not depend on where the solver started.)"""
+"""A bound or inequality at its limit whose multiplier is below ``MULTIPLIER`` times the size
+of the terms it sums (``gradient_terms``) is degenerate (weakly active): zero to rounding, the
+solution map has a kink there, and no gradient. Each multiplier on its own scale, not against
+the largest gradient entry: a bound held by 0.1 beside one held by 1e9, or an objective or a
+constraint in other units, is no kink. (At SciPy's answer, not at ``x0``: the verdict must not
+depend on where the solver started.)"""
 
 
-def multiplier_floor(gradient: np.ndarray) -> float:
-    """The multiplier below which a bound or inequality is weakly active (``MULTIPLIER``),
-    given the objective's gradient at SciPy's answer."""
-    return MULTIPLIER * max(1.0, float(np.max(np.abs(gradient), initial=0.0)))
+class Objective(Protocol):
+    """A scalar objective at fixed parameters ``theta``, as ``HostFunction`` is."""
+
+    theta: np.ndarray
+
+    def gradient_x(self, x: np.ndarray, /) -> np.ndarray: ...
+
+    def second(self, x: np.ndarray, /, rough: bool = False) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def gradient_terms(f: Objective, x: np.ndarray) -> np.ndarray:
+    """The size of the terms each entry of the objective's gradient sums at ``x``, ``|∇f| +
+    |∇²f| |x| + |∂²f/∂x∂θ| |θ|`` (rough second derivatives: a size, not a value): what
+    moves it under relative changes of ``x`` and ``θ``, so its rounding is far below
+    ``MULTIPLIER`` times this, whatever the other entries' scales."""
+    hxx, hxt = f.second(x, rough=True)
+    return np.abs(f.gradient_x(x)) + np.abs(hxx) @ np.abs(x) + np.abs(hxt) @ np.abs(f.theta)
 
 
 ROUNDS = 3

@@ -20,7 +20,7 @@ from ._implicit import (
     MULTIPLIER,
     NEAR,
     failure,
-    multiplier_floor,
+    gradient_terms,
     require_strict_minimum,
     settle_active_set,
 )
@@ -97,16 +97,35 @@ def solve_kkt(
     """
     n, m = system.n, system.m
     scale = max(1.0, float(np.max(np.abs(system.f.gradient_x(x0)), initial=0.0)))
-    tiny = multiplier_floor(system.f.gradient_x(x))
     inequality = np.arange(m) >= equalities
-    candidates = ~inequality | (system.values(x) <= NEAR)
-    system.active = ~inequality | (
-        candidates & (_nonnegative(system, x, candidates, equalities) > tiny)
-    )
+    answer, terms = x, []
+
+    def tiny(x, rows):
+        # each multiplier against its own size, |pinv(J_Rᵀ)| times the terms ∇f sums (as
+        # Linprog's): not against max|∇f|, which read the multiplier of a constraint in
+        # other units, or beside a larger one, as zero. (The terms: n gradient calls at
+        # SciPy's answer, once, and only where an inequality may be active.)
+        floor = np.zeros(m)
+        if (rows & inequality).any():
+            if not terms:
+                terms.append(gradient_terms(system.f, answer))
+            jx, _ = system.jacobians(x)
+            floor[rows] = MULTIPLIER * np.abs(np.linalg.pinv(jx[rows].T)) @ terms[0]
+        return floor
+
+    def within(x, values, distance):
+        # an inequality's value as a distance in x (c_j / |∇c_j|), as the box's bounds are:
+        # a constraint in other units is no nearer its limit
+        jx, _ = system.jacobians(x)
+        return values <= distance * (1 + np.max(np.abs(x))) * np.linalg.norm(jx, axis=1)
+
+    candidates = ~inequality | within(x, system.values(x), NEAR)
+    multipliers = _nonnegative(system, x, candidates, equalities)
+    system.active = ~inequality | (candidates & (multipliers > tiny(x, candidates)))
 
     def correct(z):
         x, mu, values = z[:n], z[n:], system.values(z[:n])
-        dropped = inequality & system.active & (mu < -tiny)
+        dropped = inequality & system.active & (mu < -tiny(x, system.active))
         violated = inequality & ~system.active & (values < 0)
         if not (dropped.any() or violated.any()):
             return None
@@ -116,8 +135,11 @@ def solve_kkt(
     start = np.concatenate([x, _multipliers(system, x)])
     z, jz, jq = settle_active_set(system, start, scale, verdict, success, correct, derivatives)
     x, mu, values = z[:n], z[n:], system.values(z[:n])
-    # active with no force, or inactive but at its limit (to rounding: c in its own units)
-    weak = inequality & ((system.active & (mu <= tiny)) | (~system.active & (values <= MULTIPLIER)))
+    # active with no force, or inactive but at its limit (to rounding: a distance in x)
+    weak = inequality & (
+        (system.active & (mu <= tiny(x, system.active)))
+        | (~system.active & within(x, values, MULTIPLIER))
+    )
     if weak.any():
         j = int(np.flatnonzero(weak)[0])
         raise failure(

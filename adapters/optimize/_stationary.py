@@ -17,7 +17,7 @@ from ._implicit import (
     MULTIPLIER,
     NEAR,
     failure,
-    multiplier_floor,
+    gradient_terms,
     require_strict_minimum,
     settle,
     settle_active_set,
@@ -26,6 +26,8 @@ from ._implicit import (
 
 class Objective(Protocol):
     """A scalar function's derivatives: in ``x`` and ``theta``, or (``_x``) in ``x`` alone."""
+
+    theta: np.ndarray
 
     def gradient_x(self, x: np.ndarray) -> np.ndarray: ...
 
@@ -107,10 +109,22 @@ def solve_box(
     lower, upper = bounds
     x = np.clip(x, lower, upper)
     g = f.gradient_x(x)
-    tiny = multiplier_floor(g)
     near = NEAR * (1.0 + np.abs(x))
-    system.at_lower = (x - lower <= near) & (g > tiny)
-    system.at_upper = (upper - x <= near) & (g < -tiny)
+    answer, floors = x, []
+
+    def tiny(held):
+        # each multiplier ∂f/∂x_i against the terms it sums, not against max|∇f| (a bound
+        # holding x_i by 0.1 beside one holding x_j by 1e9 is no kink); n gradient calls at
+        # SciPy's answer, so once, and only where a variable is at a bound
+        if not held.any():
+            return np.zeros(n)
+        if not floors:
+            floors.append(MULTIPLIER * gradient_terms(f, answer))
+        return floors[0]
+
+    low, high = x - lower <= near, upper - x <= near
+    floor = tiny(low | high)
+    system.at_lower, system.at_upper = low & (g > floor), high & (g < -floor)
 
     def hold(x):
         return np.where(system.at_lower, lower, np.where(system.at_upper, upper, x))
@@ -118,7 +132,8 @@ def solve_box(
     def correct(x):
         nonlocal g  # the gradient at the last refined x, for the checks below
         g = f.gradient_x(x)
-        release = (system.at_lower & (g < -tiny)) | (system.at_upper & (g > tiny))
+        floor = tiny(system.at_lower | system.at_upper)
+        release = (system.at_lower & (g < -floor)) | (system.at_upper & (g > floor))
         free = ~(system.at_lower | system.at_upper)
         below, above = free & (x < lower), free & (x > upper)
         if not (release.any() or below.any() or above.any()):
@@ -131,7 +146,9 @@ def solve_box(
     held = system.at_lower | system.at_upper
     # held with no force, or free but at the bound (to rounding: a distance, not a force)
     close = MULTIPLIER * (1 + np.abs(x))
-    weak = (held & (np.abs(g) <= tiny)) | (~held & ((x - lower <= close) | (upper - x <= close)))
+    weak = (held & (np.abs(g) <= tiny(held))) | (
+        ~held & ((x - lower <= close) | (upper - x <= close))
+    )
     if weak.any():
         i = int(np.flatnonzero(weak)[0])
         raise failure(

@@ -108,7 +108,7 @@ class _SumOfSquares:
     (m calls each, and a dense (m, p) ``R_θ`` at every difference point)."""
 
     def __init__(self, r: HostFunction):
-        self.r = r
+        self.r, self.theta = r, r.theta
 
     def gradient_x(self, x):
         return self.r.contracted(self.r(x)).gradient_x(x)

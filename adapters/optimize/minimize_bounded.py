@@ -44,12 +44,13 @@ class MinimizeBounded(ImplicitSolver):
             checks below.
 
     The active set is read from SciPy's answer: a variable within ``1e-4 * (1 + |x_i|)`` of a
-    bound with the gradient pushing outwards (``∂f/∂x_i`` beyond ``1.5e-8`` times ``max(1,
-    max|∇ₓf|)`` there) is held there. Newton steps refine the free variables to ``|∂f/∂x| <=
+    bound with the gradient pushing outwards (``∂f/∂x_i`` beyond ``1.5e-8`` times the terms it
+    sums, ``|∂f/∂x_i| + |∂²f/∂x_i∂x| |x| + |∂²f/∂x_i∂θ| |θ|`` there: each on its own scale,
+    whatever the others') is held there. Newton steps refine the free variables to ``|∂f/∂x| <=
     1e-10`` times the scale ``max(1, max|∇ₓf(x0)|)`` (SciPy's answer must already be within
     ``1e-4``); a held variable whose gradient then turns inwards is released, a free one that
     left the box is held, and the refinement repeats (at most 3 rounds). At the end a variable
-    at a bound with a gradient below that ``1.5e-8`` times ``max(1, max|∇ₓf|)`` is degenerate (a
+    at a bound with a gradient below that ``1.5e-8`` times its terms is degenerate (a
     kink of the solution map) and fails, and the Hessian on the free variables must be positive
     definite. Otherwise an ``OptimizeError`` with SciPy's status and message. ``lower > upper``
     or NaN inputs fail the same way. A call whose result is not differentiated checks

@@ -41,17 +41,20 @@ class MinimizeConstrained(ImplicitSolver):
         on_failure: see ``MayFail``; an ``OptimizeError`` where the answer fails the
             checks below.
 
-    The answer is checked, not trusted. Inequalities with ``c <= 1e-4`` at SciPy's answer are
-    candidates for the active set; nonnegative least squares on ``∇f = Jᵀμ`` over them and the
-    equalities keeps those with a multiplier above ``1.5e-8`` times ``max(1, max|∇f|)`` there
-    (not at ``x0``: the verdict does not depend on the start). The multipliers of that active
+    The answer is checked, not trusted. Inequalities within ``1e-4 * (1 + max|x|)`` of their
+    limit at SciPy's answer (as a distance in ``x``, ``c_j / |∇c_j|``: a constraint's units do
+    not matter) are candidates for the active set; nonnegative least squares on ``∇f = Jᵀμ``
+    over them and the equalities keeps those with a multiplier above ``1.5e-8`` times its own
+    size, ``|pinv(Jᵀ)|`` times the terms ``∇f`` sums (``|∇f| + |∇²f| |x| + |∂²f/∂x∂θ| |θ|``),
+    there (not at ``x0``: the verdict does not depend on the start). The multipliers of that active
     set come from plain least squares (never from SciPy, whose multipliers are unreliable), then
     Newton steps on the KKT equations refine ``(x, μ)`` to 1e-10 of the scale ``max(1,
     max|∇f(x0)|)`` (SciPy's answer must already be within 1e-4); an active inequality whose
     multiplier turns negative is dropped, an inactive one that ends violated is added, and the
     refinement repeats (at most 3 rounds). At the solution the KKT matrix must be nonsingular
-    (independent active constraints), every inequality either clearly inactive or active with a
-    multiplier above that threshold (else it is degenerate: a kink of the solution map), and the
+    (independent active constraints), every inequality either clearly inactive (further than
+    ``1.5e-8 * (1 + max|x|)`` from its limit, as a distance) or active with a multiplier above
+    that threshold (else it is degenerate: a kink of the solution map), and the
     Hessian of the Lagrangian positive definite on the active constraints' null space (a strict
     minimum). Otherwise an ``OptimizeError`` with SciPy's status and message. A call whose
     result is not differentiated checks these as ``Minimize`` does, from rough second
