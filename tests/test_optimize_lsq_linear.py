@@ -178,3 +178,27 @@ def test_a_multiplier_is_judged_against_its_own_terms_not_the_whole_residual():
     expected = central(lambda b: scipy_fit(a, b, lb, ub).x, (b,), 0, h=1e-5)
     np.testing.assert_allclose(expected, [[1, 0, 0], [0, 0, 0]], atol=1e-9)
     np.testing.assert_allclose(reverse, expected, atol=1e-9)
+
+
+def test_trf_stopping_far_inside_a_bound_beside_a_large_residual():
+    """The same problem with x1 >= 0 alone: trf stops on the cost's relative change with x1 =
+    0.0498, not at its bound 0 (beside a cost of 5e13 the difference is within its tol), and
+    the free fit of x1, -1e-3, crossed its bound: refused as "no derivative" (#54's search).
+    The fit's active set holds x1 at 0: SciPy's differences (of bvls's exact solution) give
+    x following b[0] alone."""
+    a = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    b = np.array([1.0, -1e-3, 1e7])
+    lb, ub = np.array([-np.inf, 0.0]), np.full(2, np.inf)
+    assert scipy.optimize.lsq_linear(a, b, (lb, ub), tol=1e-10).x[1] > 0.04  # (the case)
+    trf = LsqLinear(method="trf")
+    with jax.enable_x64(True):
+        reverse = jax.jacrev(lambda b: trf(a, b, lb, ub)[0])(b)
+        forward = jax.jacfwd(lambda b: trf(a, b, lb, ub)[0])(b)
+        grad = jax.grad(lambda b: trf(a, b, lb, ub)[1])(b)
+    expected = central(lambda b: scipy_fit(a, b, lb, ub).x, (b,), 0, h=1e-5)
+    np.testing.assert_allclose(expected, [[1, 0, 0], [0, 0, 0]], atol=1e-9)
+    np.testing.assert_allclose(reverse, expected, atol=1e-9)
+    np.testing.assert_allclose(forward, expected, atol=1e-9)
+    # (differences of a cost of 5e13 lose the 1e-3: its gradient in b is the residual b - A x
+    # at SciPy's exact solution)
+    np.testing.assert_allclose(grad, b - a @ scipy_fit(a, b, lb, ub).x, rtol=1e-12)

@@ -46,7 +46,9 @@ class LsqLinear(MayFail):
     bounded entry whose multiplier is zero would leave its bound under the smallest change,
     and an entry with ``lb == ub`` has no derivative in either bound alone: an
     ``OptimizeError`` says so, or NaN on request. The rules use the active set's exact
-    solution (``trf`` stops within its tolerance of it).
+    solution (``trf`` stops within its tolerance of it, a relative change of the cost: beside
+    a large residual that can be far from a bound its solution is on, and free entries whose
+    fit crosses a bound are held at it, as an active-set method would).
     """
 
     method: Literal["trf", "bvls"] = "trf"
@@ -183,27 +185,18 @@ class _ActiveSet:
         at_lb = (to_lb <= tight) & (to_lb <= to_ub)
         self.side = np.where(at_lb, -1, np.where(to_ub <= tight, 1, 0))
         self.a = A
-        self.free, self.bounded = np.flatnonzero(self.side == 0), np.flatnonzero(self.side)
-        if (lb[self.bounded] == ub[self.bounded]).any():
-            raise OptimizeError.because(
-                "lsq_linear's solution is degenerate: an entry has equal bounds, and no "
-                "derivative in either alone"
-            )
-        self.x = np.where(self.side < 0, lb, np.where(self.side > 0, ub, 0.0))
-        a_f = A[:, self.free]
-        if np.linalg.matrix_rank(a_f) < len(self.free):
-            raise OptimizeError.because(
-                "lsq_linear's solution is degenerate: the columns of its free entries are "
-                "not independent: x has no derivative"
-            )
-        self.x[self.free] = np.linalg.lstsq(a_f, b - A @ self.x, rcond=None)[0]
+        self.x, a_f = self._fit(A, b, lb, ub)
+        # trf may stop far from a bound its answer should be on (it stops on the cost's
+        # relative change: beside a residual of 1e7 a distance of 0.05 is within it), so the
+        # fit of its free entries crosses their bounds: then those are at their bounds, as
+        # an active-set method would find (each round holds at least one more, or stops)
+        for _ in range(len(x)):
+            crossed = (self.side == 0) & ((self.x < lb) | (self.x > ub))
+            if not crossed.any():
+                break
+            self.side = np.where(crossed, np.where(self.x < lb, -1, 1), self.side)
+            self.x, a_f = self._fit(A, b, lb, ub)
         self.r = b - A @ self.x
-        if ((self.x < lb) | (self.x > ub)).any():
-            raise OptimizeError.because(
-                "lsq_linear's solution is not the least-squares fit of its free entries "
-                "within the bounds (a free entry's fit crosses its bound): x has no "
-                "derivative"
-            )
         self._gram = a_f.T @ a_f
         # -∇ of ½‖A x - b‖² at the bounded entries, times their side: positive when it
         # pushes out of the box, as it must
@@ -217,6 +210,25 @@ class _ActiveSet:
                 "multiplier (it would leave the bound under the smallest change): x has no "
                 "derivative"
             )
+
+    def _fit(self, A, b, lb, ub) -> tuple[np.ndarray, np.ndarray]:  # noqa: N803
+        """The entries at their bounds, and the free ones' least-squares fit; refused where
+        the free columns are dependent."""
+        self.free, self.bounded = np.flatnonzero(self.side == 0), np.flatnonzero(self.side)
+        if (lb[self.bounded] == ub[self.bounded]).any():
+            raise OptimizeError.because(
+                "lsq_linear's solution is degenerate: an entry has equal bounds, and no "
+                "derivative in either alone"
+            )
+        x = np.where(self.side < 0, lb, np.where(self.side > 0, ub, 0.0))
+        a_f = A[:, self.free]
+        if np.linalg.matrix_rank(a_f) < len(self.free):
+            raise OptimizeError.because(
+                "lsq_linear's solution is degenerate: the columns of its free entries are "
+                "not independent: x has no derivative"
+            )
+        x[self.free] = np.linalg.lstsq(a_f, b - A @ x, rcond=None)[0]
+        return x, a_f
 
     def solve(self, v: np.ndarray) -> np.ndarray:
         """``(a_Fᵀ a_F)⁻¹ v``."""
