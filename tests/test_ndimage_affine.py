@@ -152,6 +152,8 @@ def test_bad_input_is_named():
         jax.jit(lambda z: zoom(IMAGE, z))(2.0)
     with pytest.raises(ValueError, match="zoom: argument 'zoom' must be positive"):
         zoom(IMAGE, -1.0)
+    with pytest.raises(ValueError, match="zoom: argument 'zoom' 0.1 leaves no output point"):
+        zoom(IMAGE[:1], 0.1)  # (an empty image zooms to an empty output; this one is not)
     with pytest.raises(ValueError, match="AffineTransform: argument 'matrix' must have shape"):
         affine_transform(IMAGE, np.ones((3, 2)))
     with pytest.raises(ValueError, match="AffineTransform: argument 'offset' must be a number"):

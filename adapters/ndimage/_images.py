@@ -12,6 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import jaxbridge as jb
+
 ORDERS = (0, 1, 2, 3, 4, 5)
 
 
@@ -23,13 +25,15 @@ def check_order(owner: str, order: object, least: int = 0) -> None:
         )
 
 
-def check_shape(owner: str, shape: object) -> None:
+def check_shape(owner: str, shape: object, name: str = "shape", least: int = 1) -> None:
+    """Refuse a ``shape`` parameter that is not a tuple of whole numbers >= ``least``."""
     if not isinstance(shape, tuple) or not all(
-        isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape
+        isinstance(n, int) and not isinstance(n, bool) and n >= least for n in shape
     ):
+        whose = "output" if name == "output_shape" else "image"
         raise ValueError(
-            f"{owner}: parameter 'shape' must be a tuple of positive whole numbers (the image's "
-            f"axis lengths); got {shape!r}."
+            f"{owner}: parameter {name!r} must be a tuple of whole numbers >= {least} (the "
+            f"{whose}'s axis lengths); got {shape!r}."
         )
 
 
@@ -46,6 +50,22 @@ def image_argument(owner: str, value: Any) -> jax.Array:
     if array.ndim < 1:
         raise ValueError(f"{owner}: argument 'input' must have at least one axis; got a scalar.")
     return array
+
+
+def empty_result(shape: tuple[int, ...], *args: jax.Array) -> jax.Array:
+    """SciPy's result where it has no entries (an image with an empty axis in, an empty one
+    out): the bridged call's image has at least one sample, and a result of no entries
+    depends on nothing."""
+    return jnp.zeros(shape, jb.result_dtype(*args))
+
+
+def refuse_empty_input(owner: str, shape: tuple[int, ...], points: str) -> None:
+    """Refuse an image with an empty axis where there are points to interpolate at: SciPy
+    reads outside the image there (uninitialised memory, or a mode's error)."""
+    raise ValueError(
+        f"{owner}: argument 'input' has shape {shape}, an empty axis: there is no sample to "
+        f"interpolate at {points}."
+    )
 
 
 def flat_size(owner: str, shape: tuple[int, ...], input_shape: tuple[int, ...]) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import jaxbridge as jb
 
 from ._correlate import FilterMode, extended
-from ._images import check_number, check_shape, flat_size, image_argument
+from ._images import check_number, check_shape, empty_result, flat_size, image_argument
 
 
 class BoxFilter(jb.Adapter):
@@ -52,6 +52,8 @@ class BoxFilter(jb.Adapter):
         owner = type(self).__name__
         image = image_argument(owner, input)
         size = sizes(owner, self.size, image.ndim)
+        if image.size == 0:
+            return empty_result(image.shape, image)
         adapter = dataclasses.replace(self, size=size, shape=image.shape)
         return jb.Adapter.__call__(adapter, image.reshape(-1)).reshape(image.shape)
 

@@ -18,7 +18,16 @@ from jax.core import Tracer
 import jaxbridge as jb
 
 from .._shared._rules import compiled
-from ._images import check_number, check_order, check_shape, flat_size, image_argument, pulled_back
+from ._images import (
+    check_number,
+    check_order,
+    check_shape,
+    empty_result,
+    flat_size,
+    image_argument,
+    pulled_back,
+    refuse_empty_input,
+)
 from ._splines import Mode, prepadded
 from .map_coordinates import MapCoordinates, saved_coefficients
 
@@ -74,7 +83,7 @@ class AffineTransform(jb.Adapter):
         check_order(OWNER, self.order)
         check_number(OWNER, "cval", self.cval)
         check_shape(OWNER, self.shape)
-        check_shape(OWNER, self.output_shape)
+        check_shape(OWNER, self.output_shape, "output_shape", least=0)  # (SciPy's empty output)
         if self.prefilter not in (True, False):
             raise ValueError(f"{OWNER}: parameter 'prefilter' must be True or False.")
 
@@ -90,6 +99,12 @@ class AffineTransform(jb.Adapter):
         d = image.ndim
         output_shape = self.output_shape or image.shape
         matrix, offset = affine_arguments(OWNER, d, len(output_shape), matrix, offset)
+        if math.prod(output_shape) == 0:
+            return empty_result(output_shape, image, matrix, offset)
+        if image.size == 0:
+            refuse_empty_input(
+                OWNER, image.shape, f"the points of an output of shape {output_shape}"
+            )
         adapter = dataclasses.replace(self, shape=image.shape, output_shape=output_shape)
         values = jb.Adapter.__call__(adapter, image.reshape(-1), matrix, offset)
         return values.reshape(output_shape)

@@ -19,7 +19,14 @@ import jaxbridge as jb
 from .._shared._rules import asked, compiled, total
 from ._correlate import FilterMode, transposed_correlate1d
 from ._correlate import correlate1d as correlate_in_jax
-from ._images import check_number, check_shape, flat_size, image_argument, pulled_back
+from ._images import (
+    check_number,
+    check_shape,
+    empty_result,
+    flat_size,
+    image_argument,
+    pulled_back,
+)
 
 OWNER = "Correlate1d"
 
@@ -68,11 +75,8 @@ class Correlate1d(jb.Adapter):
                 raise ValueError(f"{OWNER}: parameter {name!r} must be a whole number.")
         check_number(OWNER, "cval", self.cval)
         check_shape(OWNER, self.shape)
-        if self.shape and not -len(self.shape) <= self.axis < len(self.shape):
-            raise ValueError(
-                f"{OWNER}: parameter 'axis' is {self.axis}, not an axis of an image of shape "
-                f"{self.shape}."
-            )
+        if self.shape:
+            check_axis(self.axis, self.shape)
 
     @property
     def linear_in(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -83,24 +87,22 @@ class Correlate1d(jb.Adapter):
         if self.shape:
             return jb.Adapter.__call__(self, input, weights)
         image = image_argument(OWNER, input)
-        adapter = dataclasses.replace(self, shape=image.shape)
-        adapter.__post_init__()  # (the axis, now that the image's rank is known)
+        check_axis(self.axis, image.shape)
         kernel = jnp.asarray(weights)
         if kernel.ndim != 1 or kernel.shape[0] == 0 or jnp.iscomplexobj(kernel):
             raise ValueError(
                 f"{OWNER}: argument 'weights' must be a non-empty 1-D real array; got shape "
                 f"{kernel.shape}."
             )
+        check_origin(self.origin, kernel.shape[0])
+        if image.size == 0:
+            return empty_result(image.shape, image)
+        adapter = dataclasses.replace(self, shape=image.shape)
         return jb.Adapter.__call__(adapter, image.reshape(-1), kernel).reshape(image.shape)
 
     def output_specs(self, input, weights):
         flat_size(OWNER, self.shape, input.shape)
-        size = weights.shape[-1]
-        if not -(size // 2) <= self.origin <= (size - 1) // 2:
-            raise ValueError(
-                f"{OWNER}: parameter 'origin' {self.origin} must lie in "
-                f"[{-(size // 2)}, {(size - 1) // 2}] for {size} weights."
-            )
+        check_origin(self.origin, weights.shape[-1])
         return jax.ShapeDtypeStruct(input.shape[-1:], jb.result_dtype(input))
 
     def check(self, input, weights):
@@ -223,6 +225,21 @@ class Correlate1dTransposed(jb.Adapter):
                 None if d_g is None else self(d_g, weights),
                 None if d_weights is None else self(g, d_weights),
             )
+        )
+
+
+def check_axis(axis: int, shape: tuple[int, ...]) -> None:
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(
+            f"{OWNER}: parameter 'axis' is {axis}, not an axis of an image of shape {shape}."
+        )
+
+
+def check_origin(origin: int, size: int) -> None:
+    if not -(size // 2) <= origin <= (size - 1) // 2:
+        raise ValueError(
+            f"{OWNER}: parameter 'origin' {origin} must lie in "
+            f"[{-(size // 2)}, {(size - 1) // 2}] for {size} weights."
         )
 
 

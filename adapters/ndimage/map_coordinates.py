@@ -17,7 +17,16 @@ import scipy.ndimage
 import jaxbridge as jb
 
 from .._shared._rules import compiled
-from ._images import check_number, check_order, check_shape, flat_size, image_argument, pulled_back
+from ._images import (
+    check_number,
+    check_order,
+    check_shape,
+    empty_result,
+    flat_size,
+    image_argument,
+    pulled_back,
+    refuse_empty_input,
+)
 from ._splines import PREPAD, Mode, evaluate, prepadded
 from .spline_filter import SplineFilter
 
@@ -104,6 +113,10 @@ class MapCoordinates(jb.Adapter):
                 f"{image.ndim}, the number of axes of 'input' (one row per axis), and at least "
                 f"one more axis; got shape {points.shape}."
             )
+        if image.size == 0:
+            if points.size:
+                refuse_empty_input(OWNER, image.shape, "the points of 'coordinates'")
+            return empty_result(points.shape[1:], image, points)
         adapter = dataclasses.replace(self, shape=image.shape)
         values = jb.Adapter.__call__(adapter, image.reshape(-1), points.reshape(image.ndim, -1))
         return values.reshape(points.shape[1:])

@@ -3,6 +3,7 @@ differentiable in it."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -10,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.special
 
-from ._images import image_argument
+from ._images import image_argument, refuse_empty_input
 from .affine_transform import AffineTransform
 
 
@@ -82,6 +83,10 @@ def rotate(
     output_shape = list(image.shape)
     for a, n in zip(plane, out_plane):
         output_shape[a] = int(n)
+    if image.size == 0 and math.prod(output_shape):  # (SciPy's reshape of an empty plane)
+        refuse_empty_input(
+            "rotate", image.shape, f"the {tuple(output_shape)} points of its rotated bounding box"
+        )
     matrix = jnp.eye(d).at[np.ix_(plane, plane)].set(rotation)
     offset = jnp.zeros(d).at[np.array(plane)].set(offset_plane)
     adapter = AffineTransform(order, mode, cval, prefilter, output_shape=tuple(output_shape))  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ import scipy.ndimage
 import jaxbridge as jb
 
 from .._shared._rules import compiled
-from ._images import check_order, check_shape, flat_size, image_argument
+from ._images import check_order, check_shape, empty_result, flat_size, image_argument
 from ._splines import Mode
 
 
@@ -66,6 +66,8 @@ class SplineFilter(jb.Adapter):
         if self.shape:
             return jb.Adapter.__call__(self, input)
         image = image_argument("SplineFilter", input)
+        if image.size == 0:
+            return empty_result(image.shape, image)
         adapter = dataclasses.replace(self, shape=image.shape)
         return jb.Adapter.__call__(adapter, image.reshape(-1)).reshape(image.shape)
 

@@ -43,7 +43,7 @@ def zoom(
     if not (np.isfinite(factors).all() and (factors > 0).all()):
         raise ValueError(f"zoom: argument 'zoom' must be positive and finite; got {zoom!r}.")
     output_shape = tuple(int(round(n * z)) for n, z in zip(image.shape, factors))
-    if min(output_shape) < 1:
+    if image.size and min(output_shape) < 1:  # (an empty image zooms to an empty output)
         raise ValueError(
             f"zoom: argument 'zoom' {zoom!r} leaves no output point along an axis of "
             f"'input' of shape {image.shape}."
