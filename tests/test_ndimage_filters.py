@@ -313,3 +313,28 @@ def test_the_uniform_filters_cotangent_and_its_transpose_are_scipys(mode):
     )
     np.testing.assert_allclose(got.ravel(), matrix.T @ y.ravel(), 1e-12, 1e-13)
     np.testing.assert_allclose(back.ravel(), matrix @ z.ravel(), 1e-12, 1e-13)
+
+
+def test_a_traced_sigma_at_most_1e_15_leaves_its_axis_unfiltered_as_scipy():
+    """SciPy's gaussian_filter skips an axis whose sigma is at most 1e-15, negative ones
+    included; a traced sigma filtered there with |sigma| (a blurred image where SciPy and
+    the eager call return it unchanged), and sigma = 0 was refused for NaN weights. The
+    derivative there is 0: the filter is the identity for every sigma <= 1e-15."""
+    with jax.enable_x64(True):
+        blur = jax.jit(lambda s: gaussian_filter(IMAGE, s, radius=3))
+        for sigma in (-1.3, 0.0, [-0.8, 1.2]):
+            expected = ndi.gaussian_filter(IMAGE, sigma, radius=3)
+            np.testing.assert_allclose(blur(jnp.asarray(sigma)), expected, rtol=1e-14, atol=1e-14)
+            np.testing.assert_array_equal(gaussian_filter(IMAGE, sigma, radius=3), expected)
+        loss = jax.jit(jax.grad(lambda s: jnp.sum(WEIGHTS * gaussian_filter(IMAGE, s, radius=3))))
+        assert loss(-1.3) == 0.0
+        _, tangent = jax.jvp(blur, (jnp.asarray(-1.3),), (jnp.asarray(1.0),))
+        np.testing.assert_array_equal(tangent, np.zeros(IMAGE.shape))
+        # the second axis's sigma, 1.2, against SciPy's central differences
+        h = 1e-6
+        step = jax.grad(lambda s: jnp.sum(WEIGHTS * gaussian_filter(IMAGE, s, radius=3)))
+        expected = (
+            np.sum(WEIGHTS * ndi.gaussian_filter(IMAGE, [-0.8, 1.2 + h], radius=3))
+            - np.sum(WEIGHTS * ndi.gaussian_filter(IMAGE, [-0.8, 1.2 - h], radius=3))
+        ) / (2 * h)
+        np.testing.assert_allclose(step(jnp.array([-0.8, 1.2])), [0.0, expected], rtol=1e-7)

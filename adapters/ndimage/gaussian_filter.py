@@ -105,10 +105,11 @@ def gaussian_filter(
     truncate=truncate, radius=radius)``: ``gaussian_filter1d`` along each axis in turn.
 
     ``sigma``, ``order`` and ``radius`` are one for every axis or one per axis. An axis with
-    a number ``sigma`` of at most 1e-15 is left unfiltered, as SciPy's; a traced ``sigma``
-    (which needs ``radius``) always filters. Differentiable in ``input`` and ``sigma``, every
-    order (see ``gaussian_filter1d``); the values are SciPy's bitwise for number sigmas (each
-    pass in ``input``'s dtype, as SciPy's output).
+    a ``sigma`` of at most 1e-15 (a negative one too) is left unfiltered, as SciPy's, traced
+    or not (a traced ``sigma`` needs ``radius``; there the derivative in it is 0).
+    Differentiable in ``input`` and ``sigma``, every order (see ``gaussian_filter1d``); the
+    values are SciPy's bitwise for number sigmas (each pass in ``input``'s dtype, as SciPy's
+    output).
     """
     image = image_argument("gaussian_filter", input)
     d = image.ndim
@@ -130,16 +131,34 @@ def gaussian_filter(
     )
     out = image
     for axis in range(d):
+        sigma = sigmas[axis]
         try:
-            skipped = float(np.asarray(sigmas[axis])) <= 1e-15
+            skipped = float(np.asarray(sigma)) <= 1e-15
         except (
             TypeError,
             jax.errors.TracerArrayConversionError,
             jax.errors.ConcretizationTypeError,
         ):
-            skipped = False
+            # traced: SciPy's skip chosen by value, the filter given a sigma it accepts
+            # where it is skipped (a negative one filtered as |sigma|, 0 gave NaN weights)
+            sigma = jnp.asarray(sigma, jnp.result_type(float))
+            if sigma.ndim != 0:
+                raise ValueError("gaussian_filter: argument 'sigma' must be a number per axis.")
+            filters = sigma > 1e-15
+            filtered = gaussian_filter1d(
+                out,
+                jnp.where(filters, sigma, 1.0),
+                axis,
+                orders[axis],
+                mode,
+                cval,
+                truncate,
+                radius=radii[axis],
+            )
+            out = jnp.where(filters, filtered, out.astype(filtered.dtype))
+            continue
         if not skipped:
             out = gaussian_filter1d(
-                out, sigmas[axis], axis, orders[axis], mode, cval, truncate, radius=radii[axis]
+                out, sigma, axis, orders[axis], mode, cval, truncate, radius=radii[axis]
             )
     return out if out is not image else jnp.asarray(image, jnp.result_type(image, float))
