@@ -367,3 +367,22 @@ def test_a_wrong_second_derivative_hook_is_named():
     solve = OdeSolve(WrongHook(), method="RK45")
     with pytest.raises(Exception, match=r"WrongHook\.backward_jvp"):
         jax.hessian(lambda t: jnp.sum(solve(Y0, t, TS) ** 2))(THETA)
+
+
+@pytest.mark.parametrize("sensitivity", ["adjoint", "forward", "steps"])
+def test_no_output_times_have_zero_second_derivatives(sensitivity):
+    """``ts`` empty: no output depends on anything, so every second derivative is 0 (#54).
+    The Hessian's rule returned ``J v`` with one row where there are no output times, a
+    ValueError from jnp.vectorize about core dimension 'k'."""
+    solve = OdeSolve(Damped(), sensitivity=sensitivity)
+    y0, theta, ts = jnp.array([1.0, 0.5]), jnp.array([0.3]), jnp.zeros(0)
+
+    def loss(y0, theta):
+        return jnp.sum(solve(y0, theta, ts))
+
+    for transform in (lambda f: f, jax.jit):
+        hessian = transform(jax.hessian(loss, (0, 1)))(y0, theta)
+        for block, shape in zip(jax.tree.leaves(hessian), [(2, 2), (2, 1), (1, 2), (1, 1)]):
+            np.testing.assert_array_equal(block, np.zeros(shape))
+        _, hvp = transform(lambda v: jax.jvp(jax.grad(loss), (y0, theta), (v, theta)))(y0)
+        np.testing.assert_array_equal(hvp, np.zeros(2))

@@ -125,9 +125,9 @@ def second_order(solver, y0, theta, ts, g, dy0, dtheta, dts):
                 later = later + solver.rhs(ts[1:], zs[1:, :n], theta) * dts[1:, None]
             return jnp.sum(g[1:] * later), jnp.concatenate([dy0[None], later])
 
-        if k == 1:  # (nothing is integrated: y_0 is y0)
+        if k <= 1:  # (nothing is integrated: y_0 is y0, or there are no output times)
             zero = (jnp.zeros_like(y0), jnp.zeros_like(theta), jnp.zeros_like(ts))
-            return (*zero, dy0[None])
+            return (*zero, dy0[None][:k])
         _, pull, jv = jax.vjp(inner, y0, theta, ts, has_aux=True)
         return (*pull(jnp.ones((), g.dtype)), jv)
 
