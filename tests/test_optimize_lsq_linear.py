@@ -128,8 +128,14 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="LsqLinear.*'method'"):
         LsqLinear(method="lsmr")
     with jax.enable_x64(True):
-        with pytest.raises(ValueError, match="LsqLinear.*'lb'.*at most 'ub'"):
+        with pytest.raises(ValueError, match="LsqLinear.*'lb'.*below 'ub'"):
             LsqLinear()(A, B, UB, LB)
+        # equal bounds: SciPy refused them in its own words (#54's search), eager and jitted
+        lb, ub = np.array([0.0, 1.0]), np.array([0.0, 2.0])
+        with pytest.raises(ValueError, match="LsqLinear.*'lb' must be below 'ub'"):
+            LsqLinear()(np.eye(2), np.ones(2), lb, ub)
+        with pytest.raises(ValueError, match="LsqLinear.*'lb' must be below 'ub'"), host_errors():
+            jax.jit(LsqLinear())(np.eye(2), np.ones(2), lb, ub)
         with host_errors(), pytest.raises(OptimizeError, match="LsqLinear.*'A'.*non-finite"):
             LsqLinear()(np.full((3, 2), np.nan), np.ones(3))
 

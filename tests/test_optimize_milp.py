@@ -132,3 +132,13 @@ def test_bad_input_is_named():
             Milp()(C, INTEGRALITY, A, B_L, np.array([np.nan, 1.0]), LOWER, UPPER)
         with host_errors(), pytest.raises(OptimizeError, match="Milp.*'c'.*non-finite"):
             Milp()(np.full(4, np.nan), *ARGS[1:])
+
+
+def test_no_unknowns_is_refused_naming_c():
+    """SciPy's message for n = 0 spoke of c's dimensions (#54's search of empty inputs)."""
+    with jax.enable_x64(True):
+        empty = np.zeros(0)
+        args = (empty, np.zeros(0, int), np.zeros((0, 0)), empty, empty, empty, empty)
+        for call in (Milp(), jax.jit(Milp())):
+            with pytest.raises(ValueError, match="Milp.*'c' has no entries"), host_errors():
+                call(*args)

@@ -1,6 +1,8 @@
 """``Cdist`` and ``Pdist``: SciPy's values bitwise, derivatives against central differences
 of SciPy's own ``cdist``/``pdist``, the subgradient at kinks, bad input named."""
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -179,3 +181,25 @@ def test_the_cotangents_from_the_distances_batched_and_second_order(metric):
 
     np.testing.assert_allclose(hessian, central(cdist_gradient, XA, 1e-4), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(hessian_p, central(pdist_gradient, XA, 1e-4), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("metric", ["seuclidean", "cosine"])
+def test_no_distances_are_empty_eager_jitted_and_differentiated(metric):
+    """Where the result is empty (no rows in one set, one row in pdist) SciPy answers an
+    empty array; the checks of zero rows or of the default V's zero variances refused it
+    eagerly while jit (whose host call an empty result never needs) answered, and pdist's
+    gradient of one row failed in a gather (#54's search of empty inputs)."""
+    xa, none, one = np.zeros((2, 2)), np.zeros((0, 2)), np.ones((1, 2))
+    with warnings.catch_warnings():  # (seuclidean's V of one row: NumPy's warning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert distance.pdist(one, metric).shape == (0,)
+    assert distance.cdist(xa, none, metric).shape == (2, 0)
+    assert distance.cdist(none, xa, metric).shape == (0, 2)
+    with jax.enable_x64(True):
+        for call in (Cdist(metric), jax.jit(Cdist(metric))):
+            assert call(xa, none).shape == (2, 0)
+            assert call(none, xa).shape == (0, 2)
+        for call in (Pdist(metric), jax.jit(Pdist(metric))):
+            assert call(one).shape == (0,)
+        grad = jax.grad(lambda x: Pdist(metric)(x).sum())(one)
+    np.testing.assert_array_equal(grad, np.zeros((1, 2)))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.spatial
 
+from jaxbridge import host_errors
 from jaxbridge.adapters.spatial import ConvexHull, Delaunay
 from jaxbridge.adapters.spatial._simplices import most_facets
 from jaxbridge.testing import check_adapter
@@ -189,3 +190,17 @@ def test_bad_input_is_named():
                 adapter(np.array([[0.0, 0.0], [1.0, np.nan], [2.0, 0.0]]))
     with pytest.raises(ValueError, match="ConvexHull: parameter 'qhull_options'"):
         ConvexHull(qhull_options=3)
+
+
+def test_points_of_no_coordinates_are_named():
+    """d = 0: ConvexHull's residual shapes asked for C(n, -1) and failed with
+    "k must be a non-negative integer" (#54's search of empty inputs), eager and jitted."""
+    with jax.enable_x64(True):
+        for adapter in (ConvexHull(), Delaunay()):
+            name = type(adapter).__name__
+            for call in (adapter, jax.jit(adapter)):
+                with (
+                    pytest.raises(ValueError, match=f"{name}.*'points'.*got 4 in 0"),
+                    host_errors(),
+                ):
+                    call(np.zeros((4, 0)))

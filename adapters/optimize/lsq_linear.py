@@ -43,9 +43,9 @@ class LsqLinear(MayFail):
     least-squares solution of their columns against ``b`` less the bounded columns' part;
     the free columns must be independent. Every bounded entry must be held there by a
     strictly nonzero multiplier (the gradient of the cost pushes it out of the box); a
-    bounded entry whose multiplier is zero would leave its bound under the smallest change,
-    and an entry with ``lb == ub`` has no derivative in either bound alone: an
-    ``OptimizeError`` says so, or NaN on request. The rules use the active set's exact
+    bounded entry whose multiplier is zero would leave its bound under the smallest change:
+    an ``OptimizeError`` says so, or NaN on request. ``lb`` must be below ``ub`` (SciPy
+    refuses equal bounds), a ``ValueError`` naming them. The rules use the active set's exact
     solution (``trf`` stops within its tolerance of it, a relative change of the cost: beside
     a large residual that can be far from a bound its solution is on, and free entries whose
     fit crosses a bound are held at it, as an active-set method would).
@@ -96,8 +96,8 @@ class LsqLinear(MayFail):
             raise ValueError(
                 "arguments 'lb' and 'ub' must hold numbers (-inf in 'lb', inf in 'ub': no bound)."
             )
-        if (lb > ub).any():
-            raise ValueError("argument 'lb' must be at most 'ub' in every entry.")
+        if (lb >= ub).any():  # (SciPy refuses equal bounds too, in its own words)
+            raise ValueError("argument 'lb' must be below 'ub' in every entry.")
 
     def forward(self, A, b, lb, ub):  # noqa: N803
         dtype = jb.result_dtype(A, b, lb, ub)
@@ -215,11 +215,6 @@ class _ActiveSet:
         """The entries at their bounds, and the free ones' least-squares fit; refused where
         the free columns are dependent."""
         self.free, self.bounded = np.flatnonzero(self.side == 0), np.flatnonzero(self.side)
-        if (lb[self.bounded] == ub[self.bounded]).any():
-            raise OptimizeError.because(
-                "lsq_linear's solution is degenerate: an entry has equal bounds, and no "
-                "derivative in either alone"
-            )
         x = np.where(self.side < 0, lb, np.where(self.side > 0, ub, 0.0))
         a_f = A[:, self.free]
         if np.linalg.matrix_rank(a_f) < len(self.free):

@@ -102,6 +102,8 @@ class Milp(MayFail, HoldsFixed):
         return jax.ShapeDtypeStruct(c.shape, dtype), jax.ShapeDtypeStruct(c.shape[:-1], dtype)
 
     def check(self, c, integrality, A, b_l, b_u, lower, upper):  # noqa: N803
+        if c.shape[-1] == 0:  # (SciPy's own message speaks of c's dimensions)
+            raise ValueError("argument 'c' has no entries: a MILP needs one unknown at least.")
         if (
             np.issubdtype(integrality.dtype, np.floating)
             or not np.isin(integrality, (0, 1, 2, 3)).all()

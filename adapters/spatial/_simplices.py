@@ -15,8 +15,8 @@ def most_facets(n: int, d: int) -> int:
     """The most facets of a simplicial polytope with ``n`` vertices in ``d`` dimensions (the
     Upper Bound Theorem, which holds for simplicial spheres, as Qhull's triangulated hull
     is): ``C(n - ⌈d/2⌉, ⌊d/2⌋) + C(n - ⌊d/2⌋ - 1, ⌈d/2⌉ - 1)``; ``n`` for ``d = 2``,
-    ``2 n - 4`` for ``d = 3``."""
-    if n <= d:
+    ``2 n - 4`` for ``d = 3``; 0 where Qhull builds none (``n <= d``, ``d < 2``: refused)."""
+    if n <= d or d < 2:
         return 0
     up, down = -(-d // 2), d // 2
     return math.comb(n - up, down) + math.comb(n - down - 1, up - 1)

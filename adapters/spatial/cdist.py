@@ -67,6 +67,8 @@ class Cdist(Distances):
         return _floating(super().output_specs(XA, XB), XA, XB)
 
     def check(self, XA, XB):  # noqa: N803
+        if not (XA.shape[-2] and XB.shape[-2]):
+            return  # no distances: SciPy's empty answer (and under jit nothing asks the host)
         self._refuse_zero_rows("XA", XA)
         self._refuse_zero_rows("XB", XB)
         if self.metric in PARAMETERS:
@@ -108,6 +110,8 @@ class _CdistOf(Distances):
 
     def check(self, *args):
         XA, XB, parameter = args  # noqa: N806
+        if not (XA.shape[-2] and XB.shape[-2]):
+            return  # no distances: as Cdist's
         check_parameter(self.parameter, parameter)
         weights = parameter if self.parameter == "w" else None
         self._refuse_zero_rows("XA", XA, weights)

@@ -27,7 +27,8 @@ def _square(condensed: jax.Array, m: int) -> jax.Array:
     index = np.full((m, m), m * (m - 1) // 2)  # (the zero appended)
     rows, cols = np.triu_indices(m, 1)
     index[rows, cols] = index[cols, rows] = np.arange(rows.size)
-    padded = jnp.concatenate([condensed, jnp.zeros_like(condensed[..., :1])], -1)
+    zero = jnp.zeros((*condensed.shape[:-1], 1), condensed.dtype)  # (one row: no pairs)
+    padded = jnp.concatenate([condensed, zero], -1)
     return padded[..., index]
 
 
@@ -64,11 +65,15 @@ class Pdist(Distances):
         return jax.ShapeDtypeStruct((*X.shape[:-2], m * (m - 1) // 2), jb.result_dtype(X))
 
     def check(self, X):  # noqa: N803
+        if X.shape[-2] < 2:
+            return  # no pairs: SciPy's empty answer (and under jit nothing asks the host)
         self._refuse_zero_rows("X", X)
         if self.metric in PARAMETERS:
             self._refuse_default_parameter(X, "'X'")
 
     def forward(self, X, *, out: Any = None):  # noqa: N803
+        if X.shape[-2] < 2:  # no pairs (SciPy's seuclidean warns of its V's degrees of freedom)
+            return np.zeros((0,), jb.result_dtype(X))
         return self.scipy_distances(scipy.spatial.distance.pdist, X, out=out)
 
     def _of(self, x: jax.Array) -> jax.Array:
@@ -102,6 +107,8 @@ class _PdistOf(Distances):
 
     def check(self, *args):
         X, parameter = args  # noqa: N806
+        if X.shape[-2] < 2:
+            return  # no pairs: as Pdist's
         check_parameter(self.parameter, parameter)
         self._refuse_zero_rows("X", X, parameter if self.parameter == "w" else None)
 
