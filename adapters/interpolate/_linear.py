@@ -271,14 +271,22 @@ def _basis_transpose(t: np.ndarray, k: int, xq: np.ndarray, g: np.ndarray, nu: i
         w = basis.T @ g[order]
     else:
         w = np.zeros(inner.shape[0] - (k - nu) - 1)
+    return derivative_transpose(t, k, nu, w)
+
+
+def derivative_transpose(t: np.ndarray, k: int, nu: int, w: np.ndarray) -> np.ndarray:
+    """The transpose of ``c ↦ c⁽ⁿᵘ⁾``, the map from the coefficients of a spline (knots
+    ``t``, degree ``k``) to its ``nu``-th derivative's (knots ``t[nu:-nu]``, degree
+    ``k - nu``), applied to ``w`` along its first axis."""
     # c⁽ʲ⁾ᵢ = p (c⁽ʲ⁻¹⁾ᵢ₊₁ - c⁽ʲ⁻¹⁾ᵢ) / (sᵢ₊ₚ₊₁ - sᵢ₊₁), p = k - j + 1, s = t[j-1 : -(j-1)];
     # applied transposed from the last derivative back to the coefficients
     for j in range(nu, 0, -1):
         p = k - j + 1
         s = t[j - 1 : t.shape[0] - j + 1]
         span = s[p + 1 : p + 1 + w.shape[0]] - s[1 : 1 + w.shape[0]]
+        span = span.reshape((-1,) + (1,) * (w.ndim - 1))
         scaled = np.divide(p * w, span, out=np.zeros_like(w), where=span != 0)
-        previous = np.zeros(w.shape[0] + 1)
+        previous = np.zeros((w.shape[0] + 1,) + w.shape[1:])
         previous[1:] += scaled
         previous[:-1] -= scaled
         w = previous

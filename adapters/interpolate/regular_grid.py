@@ -20,6 +20,7 @@ from .._shared._failure import InterpolationFailure, MayFail
 from .._shared._fixed import held_fixed
 from .._shared._parameters import check_choice
 from .._shared._rules import total
+from ._linear import derivative_transpose
 from ._one_d import check_whole, data, queries, sites
 from ._queries import per_point
 from ._recent import Recent
@@ -94,11 +95,12 @@ class RegularGridInterpolator(MayFail):
     signature = "(g),(s),(m,d)->(m)"
     linear_in = ("values",)
     domains = {"points": sites, "xi": queries}
-    # the B-spline methods' transpose is an einsum that NumPy makes a skinny matrix product
-    # (cardinal functions of the m queries, (n₁, m) @ (m, n₂)); it woke OpenBLAS's threads,
-    # which then busy-wait (see Adapter.blas_threads): on 2 cores, 40 x 40 "cubic" at
-    # 1e4 queries, value_and_grad in the values took 2.65x SciPy's value quiet and 4.4x
-    # beside a busy process with OpenBLAS's 2 threads, 1.6x and 2.1x with one
+    # the B-spline methods' transpose was an einsum that NumPy made a skinny matrix product
+    # (dense cardinal functions of the m queries, (n₁, m) @ (m, n₂)); it woke OpenBLAS's
+    # threads, which then busy-wait (see Adapter.blas_threads): on 2 cores, 40 x 40 "cubic"
+    # at 1e4 queries, value_and_grad in the values took 2.65x SciPy's value quiet and 4.4x
+    # beside a busy process with OpenBLAS's 2 threads, 1.6x and 2.1x with one. It is a
+    # sparse sum and small sparse LU solves now (#56); the hold costs them nothing
     blas_threads = 1
 
     def __post_init__(self) -> None:
@@ -277,32 +279,55 @@ class RegularGridInterpolator(MayFail):
         return None, GridTransposed(self)(points, g, xi), xi_bar
 
     def transpose(self, points, g, xi) -> np.ndarray:
-        """``Aᵀ g`` on the host in float64: the interpolant is the tensor product of 1-D
-        interpolants, ``out_q = Σ values[a, b, …] C₁[q, a] C₂[q, b] …`` with ``Cⱼ`` axis
-        j's cardinal functions (its interpolants of the unit vectors, or their ``nu``-th
-        derivatives) at the queries, so ``Aᵀ g = Σ_q g_q C₁[q] ⊗ C₂[q] ⊗ …``."""
+        """``Aᵀ g`` on the host in float64. The interpolant is ``out = D (A₁⁻¹ ⊗ … ⊗ A_d⁻¹)
+        values``: ``D`` the tensor-product B-spline basis at the queries (its ``nu``-th
+        derivatives: the basis of degree ``k - nu`` on the inner knots, then each axis's
+        map from coefficients to the derivative's), ``Aⱼ`` axis j's collocation matrix. So
+        ``Aᵀ g`` is ``Dᵀ g``, a sparse sum of (k + 1)^d terms a query (the cardinal
+        functions ``D A⁻¹`` of each query, dense, cost n a query and axis, and their
+        product an einsum of (m, n) factors: #56), carried back through each axis's
+        derivative map and ``Aⱼ⁻ᵀ`` (n x n, one sparse LU each)."""
         axes, _ = self.grid(points, np.zeros(self.shape))
         keep = ~self.outside(axes, xi)
         xi, g = xi[keep], g[keep]
-        factors = [
-            self.cardinal(axis, xi[:, j], order)
-            for j, (axis, order) in enumerate(zip(axes, self.orders()))
-        ]
-        letters = "abcdefghijklmnopqrstuvwxyz"[: len(axes)]
-        script = "z," + ",".join(f"z{c}" for c in letters) + "->" + letters
-        return np.einsum(script, g, *factors, optimize="greedy").reshape(-1)
-
-    def cardinal(self, axis: np.ndarray, q: np.ndarray, order: int) -> np.ndarray:
-        """(m, n): axis's cardinal functions (or their ``order``-th derivatives) at ``q``."""
-        n = axis.shape[0]
+        orders = self.orders()
         if self.method == "nearest":
-            if order:
-                return np.zeros((q.shape[0], n))
+            return self.nearest_transpose(axes, g, xi, orders)
+        k = _DEGREE[self.method]
+        size = math.prod(self.shape)
+        if max(orders) > k or xi.shape[0] == 0:
+            return np.zeros(size)
+        knots = [scipy.interpolate.make_interp_spline(a, np.zeros(a.shape[0]), k).t for a in axes]
+        inner = tuple(t[o : t.shape[0] - o] for t, o in zip(knots, orders))
+        design = scipy.interpolate.NdBSpline.design_matrix(
+            xi, inner, tuple(k - o for o in orders), extrapolate=True
+        )
+        sizes = [n - o for n, o in zip(self.shape, orders)]
+        w = np.zeros(math.prod(sizes))
+        summed = design.T @ g  # (short where no query reaches the last columns: SciPy reads
+        w[: summed.shape[0]] = summed  # the matrix's width from the largest column it holds)
+        w = w.reshape(sizes)
+        for j, (axis, t, order) in enumerate(zip(axes, knots, orders)):
+            w = np.moveaxis(w, j, 0)
+            w = derivative_transpose(t, k, order, w)
+            collocation = scipy.interpolate.BSpline.design_matrix(axis, t, k)
+            lu = scipy.sparse.linalg.splu(collocation.T.tocsc())
+            w = np.moveaxis(lu.solve(w.reshape(w.shape[0], -1)).reshape(w.shape), 0, j)
+        return w.reshape(-1)
+
+    def nearest_transpose(self, axes, g, xi, orders) -> np.ndarray:
+        """The "nearest" method's ``Aᵀ g``: each query's cotangent on its nearest grid
+        point (0 for a derivative: the interpolant is piecewise constant)."""
+        size = math.prod(self.shape)
+        if any(orders):
+            return np.zeros(size)
+        flat = np.zeros(xi.shape[0], np.intp)
+        for j, axis in enumerate(axes):
+            n, q = axis.shape[0], xi[:, j]
             i = np.clip(np.searchsorted(axis, q) - 1, 0, n - 2)  # as SciPy's find_indices
             nearer = (q - axis[i]) / (axis[i + 1] - axis[i]) <= 0.5
-            return np.eye(n)[np.where(nearer, i, i + 1)]
-        spline = scipy.interpolate.make_interp_spline(axis, np.eye(n), k=_DEGREE[self.method])
-        return np.asarray(spline(q, order))
+            flat = flat * n + np.where(nearer, i, i + 1)
+        return np.bincount(flat, g, size)
 
 
 class GridTransposed(jb.Adapter):
@@ -315,7 +340,7 @@ class GridTransposed(jb.Adapter):
 
     signature = "(g),(m),(m,d)->(s)"
     linear_in = ("g",)
-    blas_threads = 1  # the einsum in of.transpose, as RegularGridInterpolator's
+    blas_threads = 1  # as RegularGridInterpolator's (of.transpose)
 
     def output_specs(self, points, g, xi):
         size = math.prod(self.of.shape)
