@@ -16,7 +16,9 @@ and the same three through interpax's native-JAX ``CubicSpline`` (the same funct
 ``pip install -e ".[bench]"`` installed it). Then, against SciPy's objects built and
 evaluated directly: ``RegularGridInterpolator("cubic")`` on a 40 x 40 grid at 10,000 queries
 (evaluation; ``value_and_grad`` in ``xi`` against SciPy's value and its two ``nu=``
-partials; in ``values`` against the value alone, SciPy having no such derivative), and
+partials; in ``values`` against the value alone, SciPy having no such derivative: the same
+data every call, so the host's built interpolant serves them all, where ``--fresh-only``'s
+row gives new data every call), and
 ``RBFInterpolator()`` through 300 sites in the plane at 2,000 queries (evaluation;
 ``value_and_grad`` in ``x`` and in the sites ``y`` against SciPy's value alone). Last, the
 grid's ``value_and_grad`` in ``values`` again, in a new process with OpenBLAS at its default
@@ -182,11 +184,12 @@ def cycling(calls: list) -> object:
 
 def fresh_data(quick: bool, rounds: int) -> None:
     """#47's rows: ``CubicSpline`` and ``make_interp_spline`` through 100 knots at 10,000
-    queries, ``value_and_grad`` in ``y`` and in ``xq``, and the cubic grid's in ``xi``, each
-    against SciPy's value alone (built and evaluated), with interpax beside. Every call gets
-    data of its own (5 sets in turn), so that nothing the host kept from the last call (the
-    built interpolant, the queries' order: ``adapters/interpolate/_recent.py``) serves the
-    next: what is reused is what the same gradient built."""
+    queries, ``value_and_grad`` in ``y`` and in ``xq``, and the cubic grid's in ``xi`` and
+    (#56) in ``values``, each against SciPy's value alone (built and evaluated), with
+    interpax beside. Every call gets data of its own (5 sets in turn), so that nothing the
+    host kept from the last call (the built interpolant, the queries' order:
+    ``adapters/interpolate/_recent.py``) serves the next: what is reused is what the same
+    gradient built."""
     n, m, sets = (20, 1000, 5) if quick else (100, 10_000, 5)
     rng = np.random.default_rng(2)
     x_host = np.sort(rng.uniform(0.0, 10.0, n))
@@ -229,32 +232,35 @@ def fresh_data(quick: bool, rounds: int) -> None:
     w_grid = jnp.asarray(rng.normal(size=m_grid))
     grid = RegularGridInterpolator("cubic")
     solver = scipy.sparse.linalg.spsolve
-    in_xi = jax.jit(jax.value_and_grad(lambda v, q: jnp.vdot(w_grid, grid((a, b), v, q)), 1))
     on_device = [(jnp.asarray(v), jnp.asarray(q)) for v, q in grids]
-    rows["grid cubic v_and_g in xi"] = {
-        "SciPy": cycling(
-            [
-                lambda v=v, q=q: scipy.interpolate.RegularGridInterpolator(
-                    (a, b), v, method="cubic", solver=solver
-                )(q)
-                for v, q in grids
-            ]
-        ),
-        "jaxbridge": cycling([lambda v=v, q=q: in_xi(v, q) for v, q in on_device]),
-    }
-    if interpax is not None:
-        native = jax.jit(
-            jax.value_and_grad(
-                lambda v, q: jnp.vdot(
-                    w_grid,
-                    interpax.interp2d(q[:, 0], q[:, 1], a, b, v, method="cubic2"),
-                ),
-                1,
+    for argnum, wrt in ((1, "xi"), (0, "values")):  # (#56: in the values)
+        bridged_grid = jax.jit(
+            jax.value_and_grad(lambda v, q: jnp.vdot(w_grid, grid((a, b), v, q)), argnum)
+        )
+        rows[f"grid cubic v_and_g in {wrt}"] = {
+            "SciPy": cycling(
+                [
+                    lambda v=v, q=q: scipy.interpolate.RegularGridInterpolator(
+                        (a, b), v, method="cubic", solver=solver
+                    )(q)
+                    for v, q in grids
+                ]
+            ),
+            "jaxbridge": cycling([lambda v=v, q=q, f=bridged_grid: f(v, q) for v, q in on_device]),
+        }
+        if interpax is not None:
+            native = jax.jit(
+                jax.value_and_grad(
+                    lambda v, q: jnp.vdot(
+                        w_grid,
+                        interpax.interp2d(q[:, 0], q[:, 1], a, b, v, method="cubic2"),
+                    ),
+                    argnum,
+                )
             )
-        )
-        rows["grid cubic v_and_g in xi"]["interpax"] = cycling(
-            [lambda v=v, q=q: native(v, q) for v, q in on_device]
-        )
+            rows[f"grid cubic v_and_g in {wrt}"]["interpax"] = cycling(
+                [lambda v=v, q=q, f=native: f(v, q) for v, q in on_device]
+            )
     print(
         f"\n#47's rows: splines of {n} knots at {m} queries, a {side}x{side} grid at {m_grid}; "
         f"each ÷ SciPy's value alone (built and evaluated); new data every call; {rounds} "
