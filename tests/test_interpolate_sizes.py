@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import scipy.interpolate
 
 from jaxbridge.adapters._shared._failure import InterpolationFailure
 from jaxbridge.adapters.interpolate import (
@@ -174,3 +175,26 @@ def test_clough_tocher_gradient_in_xi_is_not_a_silent_nan():
 )
 def test_on_failure_nan_still_gives_nan_for_too_few_sites(make, args):
     assert np.isnan(jax.jit(make())(*args)).all()
+
+
+@pytest.mark.parametrize("method", ["linear", "cubic", "pchip"])
+def test_grid_empty_batch_of_values_gives_an_empty_result(method):
+    """An empty batch of grids (``values`` (0, 7, 8)) is SciPy's values with an empty
+    trailing axis: an empty result, in every mode (the flattening's ``reshape(…, -1)`` was
+    a ZeroDivisionError)."""
+    a, b = np.linspace(0.0, 1.0, 7), np.linspace(0.0, 2.0, 8)
+    xi = np.full((3, 2), 0.5)
+    expected = scipy.interpolate.RegularGridInterpolator(
+        (a, b), np.zeros((7, 8, 0)), method=method
+    )(xi)  # (3, 0): SciPy's batch axes trail
+    adapter = RegularGridInterpolator(method)
+    values = jnp.zeros((0, 7, 8))
+    for call in (adapter, jax.jit(adapter)):
+        np.testing.assert_array_equal(call((a, b), values, xi), expected.T)
+    in_values = jax.jit(jax.grad(lambda v: adapter((a, b), v, xi).sum()))(values)
+    assert in_values.shape == values.shape
+    # the sum of SciPy's empty result is 0 wherever the queries are
+    in_xi = jax.jit(jax.grad(lambda q: adapter((a, b), values, q).sum()))(xi)
+    np.testing.assert_array_equal(in_xi, np.full(xi.shape, expected.sum()))
+    _, tangent = jax.jvp(lambda v: adapter((a, b), v, xi), (values,), (values,))
+    assert tangent.shape == expected.T.shape

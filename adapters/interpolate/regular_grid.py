@@ -137,7 +137,8 @@ class RegularGridInterpolator(MayFail):
                     f"{owner}: argument 'values' must have trailing shape {shape} (the grid's "
                     f"axis lengths); got shape {values.shape}."
                 )
-            values = values.reshape(values.shape[: values.ndim - len(shape)] + (-1,))
+            # (the flat length named: -1 is ambiguous in an empty batch of grids)
+            values = values.reshape(values.shape[: values.ndim - len(shape)] + (math.prod(shape),))
             points = jnp.concatenate(axes) if axes else jnp.zeros(0)
             adapter = dataclasses.replace(self, shape=shape)
         else:
