@@ -142,8 +142,10 @@ def _abstract_eval(*avals: Any, operation: Operation) -> list[Any]:
 
 
 def _run(*args: jax.Array, operation: Operation) -> list[jax.Array]:
-    # on concrete arrays (the host is called directly), or traced into the lowering
-    return list(operation.run(args))
+    # on concrete arrays (the host is called directly), or traced into the lowering, where
+    # a tangent or cotangent map's rules written in JAX are traced: at full precision too
+    with _accurate_products():
+        return list(operation.run(args))
 
 
 def _jvp(primals: Sequence[Any], tangents: Sequence[Any], *, operation: Operation):
