@@ -98,8 +98,12 @@ def frechet_block(function: Callable[[jax.Array], jax.Array], a: jax.Array, e: j
         return jnp.zeros(e.shape, jnp.result_type(a, e))
     size_a = jnp.max(jnp.abs(a), axis=(-2, -1), keepdims=True)
     size_e = jnp.max(jnp.abs(e), axis=(-2, -1), keepdims=True)
-    scale = jnp.exp2(jnp.round(jnp.log2(jnp.where(size_e > 0, size_a / size_e, 1.0))))
-    scale = jax.lax.stop_gradient(jnp.where(jnp.isfinite(scale) & (scale > 0), scale, 1.0))
+    # the power of 2 from the exponents' bits: exp2(round(log2(.))) is inexact on a TPU,
+    # where the block then differed from the CPU's
+    (_, exponent_a), (_, exponent_e) = jnp.frexp(size_a), jnp.frexp(size_e)
+    scale = jnp.ldexp(jnp.ones_like(size_a), exponent_a - exponent_e)
+    usable = (size_e > 0) & (size_a > 0) & jnp.isfinite(scale) & (scale > 0)
+    scale = jax.lax.stop_gradient(jnp.where(usable, scale, 1.0))
     top = jnp.concatenate([a, e * scale], axis=-1)
     bottom = jnp.concatenate([jnp.zeros_like(a), a], axis=-1)
     block = function(jnp.concatenate([top, bottom], axis=-2))
