@@ -18,7 +18,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from jaxbridge.testing import check_backends, inputs
@@ -40,7 +40,15 @@ pytestmark = [
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-@settings(max_examples=1, derandomize=True, suppress_health_check=list(HealthCheck))
+# no shrinking: check_backends' message prints the inputs, and on a TPU each shrinking step
+# compiles again (a failing case cost about 60 s there, a passing one 4)
+@settings(
+    max_examples=1,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+    phases=[Phase.explicit, Phase.generate],
+    database=None,
+)
 @given(data=st.data())
 def test_same_on_the_accelerator_as_on_the_cpu(case, dtype, data):
     x64 = bool(jax.config.read("jax_enable_x64"))
