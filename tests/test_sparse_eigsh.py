@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 import scipy.sparse
+import scipy.sparse.linalg
 
 from jaxbridge.adapters.sparse import Eigsh
 
@@ -419,3 +420,18 @@ def test_zero_matrix_is_a_clear_failure(which):
         w, v = nan(data)
         assert w.shape == (2,) and v.shape == (N, 2)
         assert np.isnan(w).all() and np.isnan(v).all()
+
+
+def test_a_pattern_with_no_entries_has_an_empty_gradient():
+    """No stored entries (nnz = 0) and a shift: ARPACK runs on the zero matrix, whose
+    eigenvalues are SciPy's (0, 0). ``data`` is empty, so its gradient is empty in reverse
+    mode as its tangent is in forward mode, with no eigenvector solve that the repeated
+    eigenvalues would refuse (#54)."""
+    empty = scipy.sparse.csr_array((5, 5))
+    eigsh = Eigsh(empty.indices, empty.indptr, empty.shape, k=2, sigma=1.0)
+    data = jnp.zeros(0)
+    expected = scipy.sparse.linalg.eigsh(empty, k=2, sigma=1.0)[0]
+    np.testing.assert_array_equal(eigsh(data)[0], np.sort(expected))
+    loss = lambda d: jnp.sum(jnp.sin(eigsh(d)[1])) + jnp.sum(eigsh(d)[0])  # noqa: E731
+    for grad in (jax.grad(loss), jax.jit(jax.grad(loss))):
+        assert grad(data).shape == (0,)

@@ -276,3 +276,33 @@ def test_zero_operator_is_a_clear_failure():
     w, v = OperatorEigsh(CHAIN, k=2, on_failure="nan")(zero)
     assert w.shape == (2,) and v.shape == (N, 2)
     assert np.isnan(w).all() and np.isnan(v).all()
+
+
+class _Scaling(jb.Adapter):
+    """``diag(1, 1, 2, 3, 4) x``, whatever ``theta``: an operator with a repeated eigenvalue
+    that depends on no parameter."""
+
+    signature = "(n),(p)->(n)"
+    vectorized = True
+    n = 5
+
+    def forward(self, x, theta):
+        return x * np.array([1.0, 1.0, 2.0, 3.0, 4.0])
+
+    def pushforward(self, res, tangents):
+        dx, _ = tangents
+        return None if dx is None else self(dx, res[1])
+
+    def pullback(self, res, g):
+        return self(g, res[1]), None
+
+
+def test_an_operator_of_no_parameters_has_an_empty_gradient():
+    """``theta`` empty (p = 0): its gradient is empty in reverse mode, as its tangent is in
+    forward mode, with no eigenvector solve that the repeated eigenvalue 1 would refuse (#54)."""
+    solve = OperatorEigsh(_Scaling(), k=2, which="SA")
+    theta = jnp.zeros(0)
+    np.testing.assert_allclose(solve(theta)[0], [1.0, 1.0], rtol=1e-12)
+    loss = lambda t: jnp.sum(jnp.sin(solve(t)[1])) + jnp.sum(solve(t)[0])  # noqa: E731
+    for grad in (jax.grad(loss), jax.jit(jax.grad(loss))):
+        assert grad(theta).shape == (0,)

@@ -106,5 +106,10 @@ def eigen_cotangent(owner, name: str, params, w, v, g):
     """The cotangent of the parameters from ``(gw, gv)``: ``Σ_i gw_i v_iᵀ da v_i`` and
     ``<gv, dv> = -<y, da v>`` with ``[y; .]`` the (symmetric) bordered solve of ``[gv; 0]``."""
     gw, gv = g
+    if params.shape[-1] == 0:
+        # no parameters (a pattern with no entries, an operator of no theta): the cotangent
+        # is empty, and the vectors' solve, which may refuse (a zero matrix's repeated
+        # eigenvalues), is not needed, as forward mode's empty tangent needs none
+        return jnp.zeros(params.shape, jnp.result_type(params, gw))
     y, _ = _BorderedSolve(owner, name)(params, w, v, gv, jnp.zeros_like(gw))
     return owner._operator_cotangent(params, gw[..., None, :] * v - y, v)
