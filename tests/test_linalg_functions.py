@@ -7,7 +7,9 @@ import jax.numpy as jnp
 import mpmath
 import numpy as np
 import pytest
+import scipy.linalg
 
+import jaxbridge as jb
 from jaxbridge.adapters.linalg import (
     ContinuousRiccatiSolve,
     DiscreteLyapunovSolve,
@@ -467,3 +469,27 @@ def test_empty_matrices_give_empty_results_and_derivatives(function):
             assert all(g.shape == (0, 0) for g in jax.tree.leaves(grads))
         assert jax.jvp(function, args, args)[1].shape == (0, 0)
         assert jax.jacfwd(function)(*args).shape == (0, 0, 0, 0)
+
+
+# SciPy's logm warns that this input is nearly singular; its value is still right
+@pytest.mark.filterwarnings("ignore:The logm input matrix may be nearly singular")
+def test_logm_derivative_scipy_cannot_compute_is_a_clear_error_in_both_modes():
+    """logm(diag(1, 1e-300)) is SciPy's; its derivative is logm of the Fréchet block
+    [[a, e], [0, a]], on which SciPy's own intermediate results overflow. Both modes, eager
+    and under jit, refuse it naming logm, not with SciPy's "array must not contain infs or
+    NaNs"; NaN with on_failure="nan" (#54)."""
+    with jax.enable_x64(True):
+        a = jnp.diag(jnp.array([1.0, 1e-300]))
+        np.testing.assert_allclose(logm(a), scipy.linalg.logm(np.asarray(a)), rtol=1e-14)
+        for adapter in (logm, MatrixLog(on_failure="nan")):
+            loss = lambda a, f=adapter: jnp.sum(f(a))  # noqa: E731
+            tangent = lambda a, f=adapter: jax.jvp(f, (a,), (jnp.ones_like(a),))[1]  # noqa: E731
+            for derivative in (jax.grad(loss), jax.jit(jax.grad(loss)), tangent, jax.jit(tangent)):
+                if adapter is logm:
+                    with (
+                        pytest.raises(np.linalg.LinAlgError, match="logm: SciPy failed"),
+                        jb.host_errors(),
+                    ):
+                        jax.block_until_ready(derivative(a))
+                else:
+                    assert np.isnan(derivative(a)).all()

@@ -44,7 +44,16 @@ def principal(function: str, compute: Callable[[np.ndarray], Any], a: np.ndarray
     with warnings.catch_warnings():
         # logm warns when its own error estimate is above 1000 eps; the result stands
         warnings.simplefilter("ignore", RuntimeWarning)
-        value: Any = np.asarray(compute(a))
+        try:
+            value: Any = np.asarray(compute(a))
+        except ValueError as error:
+            # a finite input SciPy fails on, its intermediate results overflowing (logm of
+            # the Fréchet block [[a, e], [0, a]] at a = diag(1, 1e-300): "array must not
+            # contain infs or NaNs" from a norm inside it)
+            raise failure(
+                f"{function}: SciPy failed on matrix 'a' ({error}); its eigenvalues may span "
+                "too wide a range of magnitudes"
+            ) from None
     if np.iscomplexobj(value):
         scale = max(float(np.abs(value).max()), 1.0)
         if float(np.abs(value.imag).max()) > 100 * np.finfo(np.float64).eps * scale:
