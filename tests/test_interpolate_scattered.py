@@ -301,6 +301,27 @@ def test_clough_tocher_values_and_value_derivatives():
     np.testing.assert_allclose(transposed, W @ expected, rtol=1e-12, atol=1e-12)
 
 
+def test_clough_tocher_value_derivatives_with_a_repeated_site():
+    """Qhull leaves a repeated site out of every triangle, and SciPy's vertex gradient there
+    is NaN: the transpose summed it times a 0 cotangent, so reverse mode gave NaN in every
+    value where forward mode and SciPy's interpolants of the unit vectors agree (#54)."""
+    adapter = CloughTocher2DInterpolator(tol=1e-13)
+    sites = SITES.copy()
+    sites[3] = sites[2]
+
+    def scipy(values, xi=QUERIES):
+        return si.CloughTocher2DInterpolator(sites, values, tol=1e-13)(xi)
+
+    queries = QUERIES[np.isfinite(scipy(DATA))]  # (one falls outside the smaller hull)
+    w = W[: len(queries)]
+    expected = np.stack([scipy(e, queries) for e in np.eye(P)], axis=-1)
+    for jac in (jax.jacrev, jax.jacfwd):
+        got = jac(adapter, argnums=1)(sites, DATA, queries)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    (transposed,) = jax.linear_transpose(lambda v: adapter(sites, v, queries), DATA)(w)
+    np.testing.assert_allclose(transposed, w @ expected, rtol=1e-12, atol=1e-12)
+
+
 def test_clough_tocher_reproduces_linear_data_and_fills_outside():
     def affine(p):
         return 2.0 - p[:, 0] + 3.0 * p[:, 1]

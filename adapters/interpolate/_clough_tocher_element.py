@@ -168,8 +168,11 @@ class TransposedCoefficients(jb.Adapter):
         gradient_bar = np.zeros((p, 2))
         np.add.at(values_bar, vertices, local_bar[..., 0])
         np.add.at(gradient_bar, vertices, local_bar[..., 1:])
-        # the vertex gradients of the unit vectors: grad[i, j] is ∂/∂x of unit vector j at i
-        values_bar += np.einsum("ijd,id->j", interpolant.grad, gradient_bar)
+        # the vertex gradients of the unit vectors: grad[i, j] is ∂/∂x of unit vector j at
+        # i; over the triangles' vertices alone, as a point Qhull leaves out of every
+        # triangle (a repeated one) has NaN there, whose 0 cotangent made every value's NaN
+        used = np.unique(tri.simplices)
+        values_bar += np.einsum("ijd,id->j", interpolant.grad[used], gradient_bar[used])
         return values_bar.astype(dtype)
 
     def pushforward(self, res, tangents):
