@@ -26,6 +26,8 @@ import numpy as np
 import scipy.special as sc
 
 from .._shape_derivatives import BERNOULLI
+from .._shape_derivatives import log1p_minus as _log1p_minus
+from .._shape_derivatives import stirling_remainder as _stirling_remainder
 
 _HALF_LOG_TWO_PI = 0.5 * np.log(2 * np.pi)
 _LEVELS = np.array([0.0, 1.0, 2.0, 3.5, 5.5, 8.0, 11.0, 15.0, 20.0, 26.0, 33.0, 41.0, 50.0])
@@ -34,35 +36,6 @@ below ``e^-50`` the rest adds less than 1e-20 relative."""
 _BREAKS = -(2.0 ** np.arange(6))
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(12)
 _ASYMPTOTIC = 10.0  # from here on, Stirling's series in ``1/a`` (8 terms: below 1e-20)
-
-
-def _log1p_minus(u):
-    """``L(u) = log(1 + u) - u`` for ``u > -1``, relatively accurate: for ``|u| <= 0.2``
-    by the series in ``w = u/(2 + u)``, ``log(1 + u) = 2 Σ w^{2k+1}/(2k + 1)`` and
-    ``u = 2w/(1 - w)``, so ``L = 2 Σₖ₌₁ w^{2k+1}/(2k + 1) - 2w²/(1 - w)`` (``|w| <= 1/9``);
-    beyond, directly (at most 11 ulp lost)."""
-    small = np.abs(u) <= 0.2
-    w = np.where(small, u, 0.0) / (2 + np.where(small, u, 0.0))
-    w2 = w * w
-    series = 0.0 * w
-    for k in range(8, 0, -1):  # (1/81)^8 < 1e-15, times w³
-        series = series * w2 + 1 / (2 * k + 1)
-    near = 2 * w * w2 * series - 2 * w2 / (1 - w)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        far = np.log1p(u) - u
-    return np.where(small, near, far)
-
-
-def _stirling_remainder(a):
-    """``μ(a) = log Γ(a) - (a - ½) log a + a - ½ log 2π``."""
-    large = a >= _ASYMPTOTIC
-    big = np.where(large, a, _ASYMPTOTIC)
-    series = 0.0 * big
-    for k in range(len(BERNOULLI), 0, -1):
-        series = series / (big * big) + BERNOULLI[k - 1] / (2 * k * (2 * k - 1))
-    small = np.where(large, 1.0, a)
-    direct = sc.gammaln(small) - (small - 0.5) * np.log(small) + small - _HALF_LOG_TWO_PI
-    return np.where(large, series / big, direct)
 
 
 def _digamma_excess(a):
