@@ -365,3 +365,13 @@ def test_agrees_with_jax_where_jax_has_its_own():
         np.testing.assert_allclose(ive(1, x), jax.scipy.special.i1e(x), rtol=1e-14)
         np.testing.assert_allclose(jv(0, 100.0), mp_float(mpmath.besselj(0, 100)), rtol=1e-13)
         assert abs(jax.scipy.special.bessel_jn(jnp.array(100.0), v=0)[0] - jv(0, 100.0)) > 1
+
+
+def test_kv_forward_mode_at_zero_is_reverse_modes():
+    """``K_v(x) ~ Γ(v) 2^{v-1} x^{-v}`` at ``x = 0``: ``∂K/∂x = -inf`` and ``∂K/∂v = +inf``
+    (``grad``); ``jacfwd``'s explicit zero tangent for the other input made both columns NaN
+    (``0 * inf``) (#54)."""
+    with jax.enable_x64(True):
+        for adapter in (kv, kve):
+            assert jax.grad(adapter, (0, 1))(0.5, 0.0) == (np.inf, -np.inf)
+            assert jax.jit(jax.jacfwd(adapter, (0, 1)))(0.5, 0.0) == (np.inf, -np.inf)

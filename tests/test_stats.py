@@ -359,3 +359,21 @@ def test_f_shape_derivatives_at_large_df_against_mpmath(dfn, dfd, x):
         np.testing.assert_allclose(_F_GRAD["ppf"](cdf, dfn, dfd), slope, rtol=1e-8)
     if sf < 0.999:
         np.testing.assert_allclose(_F_GRAD["isf"](sf, dfn, dfd), slope, rtol=1e-8)
+
+
+def test_nan_values_have_nan_derivatives_and_forward_mode_matches_reverse():
+    """Where SciPy's value is NaN (``q`` outside [0, 1]) every derivative is NaN, in both
+    modes: ``∂x/∂q`` was ±inf there (#54). And each column of ``jacfwd`` is ``grad``'s entry:
+    at ``q = 0`` and ``1``, ``∂x/∂q = ±inf`` (the density is 0 at the support's ends) beside
+    a NaN shape derivative, whose explicit zero tangent made ``jacfwd``'s ``q`` column NaN."""
+    for method, shapes in ((stats.gamma.ppf, (2.0,)), (stats.beta.isf, (2.0, 3.0))):
+        args = (1.2, *shapes)
+        argnums = tuple(range(len(args)))
+        assert np.isnan(method(*args))
+        assert np.isnan(jax.grad(method, argnums)(*args)).all()
+        assert np.isnan(jax.jit(jax.jacfwd(method, argnums))(*args)).all()
+    # gamma(2): x ~ √(2q) at q = 0, x ~ -log(1 - q) at q = 1: dx/dq = +inf at both
+    for q in (0.0, 1.0):
+        assert jax.grad(stats.gamma.ppf)(q, 2.0) == np.inf
+        assert jax.jit(jax.jacfwd(stats.gamma.ppf))(q, 2.0) == np.inf
+        assert jax.jvp(stats.gamma.ppf, (q, 2.0), (1.0, 0.0))[1] == np.inf

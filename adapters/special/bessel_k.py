@@ -10,6 +10,7 @@ import scipy.special
 
 import jaxbridge as jb
 
+from .._shared._distributions._function import times
 from .._shared._rules import total
 from ._common import exact_floats
 from ._kv_integral import kv_derivative
@@ -41,12 +42,12 @@ class _BesselK(jb.Adapter):
     def pullback(self, res, g):
         v, x, _ = res
         d_v, d_x = self._slopes(v, x)
-        return g * d_v, g * d_x
+        return times(g, d_v), times(g, d_x)
 
     def pushforward(self, res, tangents):
         v, x, _ = res
         d_v, d_x = self._slopes(v, x)
-        return total(None if t is None else s * t for s, t in zip((d_v, d_x), tangents))
+        return total(None if t is None else times(t, s) for s, t in zip((d_v, d_x), tangents))
 
 
 class Kv(_BesselK):

@@ -29,7 +29,7 @@ from jax.scipy.special import gammaln
 
 import jaxbridge as jb
 
-from .._shared._distributions._function import cdf_shape_gradient, host_valued
+from .._shared._distributions._function import cdf_shape_gradient, host_valued, times
 from .._shared._rules import total
 from ._common import exact_floats
 
@@ -100,7 +100,7 @@ class Gammaincinv(jb.Adapter):
 
     def pullback(self, res, g):
         slope, (da,) = _padded(self._rates(res), 1)
-        return None if da is None else g * da, g * slope
+        return None if da is None else times(g, da), times(g, slope)
 
     def pushforward(self, res, tangents):
         slope, shapes = _padded(self._rates(res), 1)
@@ -182,7 +182,7 @@ class Betaincinv(jb.Adapter):
 
     def pullback(self, res, g):
         slope, shapes = self._rates(res)
-        return (*(None if d is None else g * d for d in shapes), g * slope)
+        return (*(None if d is None else times(g, d) for d in shapes), times(g, slope))
 
     def pushforward(self, res, tangents):
         slope, shapes = self._rates(res)
@@ -196,7 +196,9 @@ def _padded(rates, count):
 
 def _total_product(tangents, partials):
     """``Σ tᵢ ∂ᵢ`` over the tangents and partials that are not ``None``."""
-    return total(None if t is None or d is None else t * d for t, d in zip(tangents, partials))
+    return total(
+        None if t is None or d is None else times(t, d) for t, d in zip(tangents, partials)
+    )
 
 
 def _newton_complement(c, a, b, y):

@@ -147,21 +147,31 @@ class _Function(jb.Adapter):
         else:  # the quantiles: dx/dq = ±1/f, dx/dθ = -F_θ/(∂F/∂x) at the quantile
             scale = -sign * jnp.exp(-log_density)
             dx = sign * jnp.exp(-log_density)
+        # where SciPy's value is NaN (x or q outside the domain, an invalid shape) so is
+        # every derivative: the density's formula gave 0 or ±inf there (gammainc(2, -1))
+        undefined = jnp.isnan(out)
+        dx = jnp.where(undefined, jnp.nan, dx)
         differentiable = [jnp.issubdtype(s.dtype, jnp.floating) for s in shapes]
         if not (need_shapes and any(differentiable)):
             return [None] * len(shapes), dx
         gradient = cdf_shape_gradient(family.name, *floats, point)
-        ds = [sign * g * scale if d else None for g, d in zip(gradient, differentiable)]
+        ds = [
+            jnp.where(undefined, jnp.nan, sign * g * scale) if d else None
+            for g, d in zip(gradient, differentiable)
+        ]
         return ds, dx
 
     def pullback(self, res, g):
         ds, dx = self._partials(res, need_shapes=True)
-        return (*(None if d is None else g * d for d in ds), g * dx)
+        return (*(None if d is None else times(g, d) for d in ds), times(g, dx))
 
     def pushforward(self, res, tangents):
         need = any(t is not None for t in tangents[:-1])
         ds, dx = self._partials(res, need_shapes=need)
-        return total(None if t is None or d is None else t * d for t, d in zip(tangents, [*ds, dx]))
+        partials = [*ds, dx]
+        return total(
+            None if t is None or d is None else times(t, d) for t, d in zip(tangents, partials)
+        )
 
 
 class OneShapeFunction(_Function):
@@ -181,6 +191,15 @@ class TwoShapeFunction(_Function):
     signature = "(),(),()->()"
     argument_names = ("a", "b", "x")
     residuals_from = ("a", "b")
+
+
+def times(weight, partial):
+    """``weight * partial`` for a tangent or cotangent ``weight``, and 0 where the weight is
+    0, even against an infinite or NaN partial: so that each column of ``jacfwd`` (whose
+    other inputs' tangents are explicit zeros) is what ``grad`` gives for that input, as
+    reverse mode's separate cotangents give it (``∂x/∂q = inf`` at ``q = 0`` was NaN in
+    ``jacfwd`` through the NaN shape derivative beside it)."""
+    return jnp.where(weight == 0, jnp.zeros_like(weight * partial), weight * partial)
 
 
 def host_valued(host_value, traced):
