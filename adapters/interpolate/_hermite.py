@@ -31,7 +31,7 @@ from .._shared._rules import asked, compiled, total
 from ._linear import TransposedPair
 from ._one_d import Interpolant1D, checked_data, in_order, inside, sorting
 from ._sites import interval_terms, periodic_queries, site_cotangent, within
-from ._sizes import refused
+from ._sizes import reading, refused
 
 
 class Hermite(MayFail):
@@ -183,19 +183,20 @@ class HermiteInterpolant(Interpolant1D):
         return hermite_form_moved(self, self.slopes, x, data[0], xq, dx)
 
     def pushforward(self, res, tangents):
-        x, y, xq = res[:3]
+        x, y, xq, out = res[:4]
         dx, dy, dxq = tangents
         moved = None if dx is None else self.moved(x, (y,), xq, dx)
         data = None if dy is None else _data_tangent(self, x, y, xq, dy)
-        return total([moved, data, self.query_tangent(x, y, xq, dxq)])
+        return reading(out, total([moved, data, self.query_tangent(x, y, xq, dxq)]))
 
     def pullback(self, res, g, *, wanted=None):
-        x, y, xq = res[:3]
-        return (
+        x, y, xq, out = res[:4]
+        cotangents = (
             site_cotangent(self, x, (y,), xq, g) if asked(wanted, "x") else None,
             _data_cotangent(self, x, y, xq, g) if asked(wanted, "y") else None,
             self.query_cotangent(x, y, xq, g) if asked(wanted, "xq") else None,
         )
+        return reading(out, cotangents)
 
 
 # Each rule is one compiled program (called eagerly, the slope formula's dozens of

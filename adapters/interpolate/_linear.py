@@ -26,7 +26,7 @@ from .._shared._rules import asked, compiled, total
 from ._one_d import Interpolant1D, checked_data, inside
 from ._pieces import hermite_at, hermite_transpose
 from ._sites import site_cotangent, transposed_site_tangent
-from ._sizes import refused
+from ._sizes import reading, refused
 
 _CHUNK = 4096  # query points per block when the transpose evaluates unit data
 
@@ -125,13 +125,12 @@ class LinearSpline(Interpolant1D):
         query = self.query_tangent(x, y, xq, dxq)
         if dxq is not None and self.pieces_in_jax(x.shape[-1]):
             query = dxq * _pieces_next_derivative(self, x, y, xq, out)
-        return total(
-            [
-                None if dx is None else self.moved(x, (y,), xq, dx),
-                None if dy is None else self(x, dy, xq),
-                query,
-            ]
-        )
+        terms = [
+            None if dx is None else self.moved(x, (y,), xq, dx),
+            None if dy is None else self(x, dy, xq),
+            query,
+        ]
+        return reading(out, total(terms))
 
     def pullback(self, res, g, *, wanted=None):
         x, y, xq, out = res[:4]
@@ -149,11 +148,8 @@ class LinearSpline(Interpolant1D):
                 if pieces
                 else self.query_cotangent(x, y, xq, g)
             )
-        return (
-            site_cotangent(self, x, (y,), xq, g) if asked(wanted, "x") else None,
-            y_bar,
-            xq_bar,
-        )
+        x_bar = site_cotangent(self, x, (y,), xq, g) if asked(wanted, "x") else None
+        return reading(out, (x_bar, y_bar, xq_bar))
 
     def pieces_in_jax(self, n: int) -> bool:
         """Whether this interpolant, through ``n`` sites, is the cubic Hermite interpolant

@@ -5,9 +5,14 @@ Under ``grad`` and ``jvp`` the derivative rules are traced before the host runs,
 is): a refusal made in the forward alone is then lost, and the rules compute on refused data
 (NaN, or zeros). So the data's sizes are refused when the call is traced (shapes are static:
 ``refuse_sizes``), and every helper adapter that a rule calls refuses the data on the host
-as the forward does (``refused``)."""
+as the forward does (``refused``); the rules whose helpers are not given the data read the
+forward's value (``reading``)."""
 
 from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
 
 from .._shared._failure import InterpolationFailure, OnFailure
 
@@ -26,3 +31,18 @@ def refused(owner: str, on_failure: OnFailure, problem: str | None) -> bool:
     raised as its forward raises it; with "nan" True, and the helper's results are NaN."""
     refuse_sizes(owner, on_failure, problem)
     return problem is not None
+
+
+def reading(out: Any, derivative: Any) -> Any:
+    """``derivative`` (a rule's tangent, or its tuple of cotangents, None a symbolic zero)
+    made to read the forward's value ``out``, so that XLA keeps the forward's host call,
+    and its refusal of the data, where only a derivative is asked for: under ``jit``, a
+    rule that reads nothing the host checked against the data (the tangent of a linear
+    interpolant is the interpolant of the tangent; its transpose takes no values) gave
+    numbers for data that ``grad`` refuses (#54)."""
+    read = jnp.where(jnp.isfinite(out), out, 0).sum() * 0
+
+    def one(d: Any) -> Any:
+        return None if d is None else d + read.astype(d.dtype)
+
+    return tuple(map(one, derivative)) if isinstance(derivative, tuple) else one(derivative)

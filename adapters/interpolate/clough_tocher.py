@@ -12,6 +12,7 @@ from .._shared._fixed import HoldsFixed
 from .._shared._rules import compiled
 from ._clough_tocher_element import BarycentricMap, ControlCoefficients, barycentric, bezier
 from ._scattered import Scattered, broadcast_batch, piece_queries, scattered_sites
+from ._sizes import reading
 
 NO_POINTS_DERIVATIVE = (
     "SciPy gives no derivative of the Clough-Tocher interpolant in the points (its vertex "
@@ -81,7 +82,8 @@ class CloughTocher2DInterpolator(HoldsFixed, Scattered):
         moving = [t for t in tangents[1:] if t is not None]
         # a tangent may carry batch axes its primal lacks
         arrays = broadcast_batch(primals + moving, [_CORE_RANK[n] for n in names] * 2)
-        return jax.jvp(f, tuple(arrays[: len(names)]), tuple(arrays[len(names) :]))[1]
+        tangent = jax.jvp(f, tuple(arrays[: len(names)]), tuple(arrays[len(names) :]))[1]
+        return reading(res[3], tangent)
 
     @compiled
     def pullback(self, res, g, *, wanted=None):
@@ -91,7 +93,7 @@ class CloughTocher2DInterpolator(HoldsFixed, Scattered):
             return None, None, None
         f, primals = _moving(self, names, points, values, xi)
         cotangents = dict(zip(names, jax.vjp(f, *primals)[1](g)))
-        return None, cotangents.get("values"), cotangents.get("xi")
+        return reading(res[3], (None, cotangents.get("values"), cotangents.get("xi")))
 
 
 _MOVABLE = ("values", "xi")

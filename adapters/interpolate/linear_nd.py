@@ -13,6 +13,7 @@ import scipy.interpolate
 from .._shared._portable_linalg import solve
 from .._shared._rules import compiled
 from ._scattered import Locate, Scattered, broadcast_batch
+from ._sizes import reading
 
 
 class LinearNDInterpolator(Scattered):
@@ -40,15 +41,15 @@ class LinearNDInterpolator(Scattered):
         )
 
     def pushforward(self, res, tangents):
-        points, values, xi = res[:3]
+        points, values, xi, out = res[:4]
         tangents = tuple(
             jnp.zeros_like(a) if t is None else t for a, t in zip((points, values, xi), tangents)
         )
-        return _tangent(self, points, values, xi, *tangents)
+        return reading(out, _tangent(self, points, values, xi, *tangents))
 
     def pullback(self, res, g):
-        points, values, xi = res[:3]
-        return _cotangent(self, points, values, xi, g)
+        points, values, xi, out = res[:4]
+        return reading(out, tuple(_cotangent(self, points, values, xi, g)))
 
 
 def _one(adapter: LinearNDInterpolator, points, values, xi, vertices):

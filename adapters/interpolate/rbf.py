@@ -22,7 +22,7 @@ from .._shared._parameters import check_choice
 from .._shared._rules import compiled
 from ._queries import per_point
 from ._scattered import broadcast_batch, inner_queries, scattered_sites
-from ._sizes import refuse_sizes, refused
+from ._sizes import reading, refuse_sizes, refused
 
 KERNELS = (
     "linear",
@@ -202,13 +202,13 @@ class RBFInterpolator(MayFail):
         return None
 
     def pushforward(self, res, tangents):
-        y, d, x = res[:3]
+        y, d, x, out = res[:4]
         tangents = tuple(jnp.zeros_like(a) if t is None else t for a, t in zip((y, d, x), tangents))
-        return _tangent(self, y, d, x, *tangents)
+        return reading(out, _tangent(self, y, d, x, *tangents))
 
     def pullback(self, res, g):
-        y, d, x = res[:3]
-        return _cotangent(self, y, d, x, g)
+        y, d, x, out = res[:4]
+        return reading(out, tuple(_cotangent(self, y, d, x, g)))
 
 
 def _polynomial(adapter: RBFInterpolator, points: jax.Array, shift, scale) -> jax.Array:

@@ -25,7 +25,7 @@ from ._one_d import check_whole, data, queries, sites
 from ._queries import per_point
 from ._recent import Recent
 from ._scattered import broadcast_batch
-from ._sizes import refuse_sizes, refused
+from ._sizes import reading, refuse_sizes, refused
 from .pchip import PchipInterpolator
 
 METHODS = ("linear", "nearest", "slinear", "cubic", "quintic", "pchip")
@@ -263,21 +263,21 @@ class RegularGridInterpolator(MayFail):
         return math.nan if self.fill_value is None else self.fill_value
 
     def pushforward(self, res, tangents):
-        points, values, xi = res[:3]
+        points, values, xi, out = res[:4]
         _, dvalues, dxi = tangents
         terms = [None if dvalues is None else self(points, dvalues, xi)]
         if dxi is not None:
             terms += [
                 self.partial(j)(points, values, xi) * dxi[..., j] for j in range(len(self.shape))
             ]
-        return total(terms)
+        return reading(out, total(terms))
 
     def pullback(self, res, g):
-        points, values, xi = res[:3]
+        points, values, xi, out = res[:4]
         xi_bar = jnp.stack(
             [g * self.partial(j)(points, values, xi) for j in range(len(self.shape))], axis=-1
         )
-        return None, GridTransposed(self)(points, g, xi), xi_bar
+        return reading(out, (None, GridTransposed(self)(points, g, xi), xi_bar))
 
     def transpose(self, points, g, xi) -> np.ndarray:
         """``Aᵀ g`` on the host in float64. The interpolant is ``out = D (A₁⁻¹ ⊗ … ⊗ A_d⁻¹)
@@ -433,9 +433,9 @@ class PchipGrid(RegularGridInterpolator):
             (points, values, xi, dvalues, dxi), (1, 1, 2, 1, 2)
         )
         rule = lambda v, q: self.rule(points, v, q)  # noqa: E731
-        return jax.jvp(rule, (values, xi), (dvalues, dxi))[1]
+        return reading(res[3], jax.jvp(rule, (values, xi), (dvalues, dxi))[1])
 
     def pullback(self, res, g):
-        points, values, xi = res[:3]
+        points, values, xi, out = res[:4]
         _, vjp = jax.vjp(lambda v, q: self.rule(points, v, q), values, xi)
-        return None, *vjp(g)
+        return reading(out, (None, *vjp(g)))
