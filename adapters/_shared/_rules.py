@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 
 
 def total(terms: Iterable[Any]) -> Any:
@@ -15,6 +16,15 @@ def total(terms: Iterable[Any]) -> Any:
     all of them are: a tangent or cotangent made of several contributions."""
     present = [t for t in terms if t is not None]
     return sum(present[1:], present[0]) if present else None
+
+
+def times(weight: Any, partial: Any) -> Any:
+    """``weight * partial`` for a tangent or cotangent ``weight``, and 0 where the weight is
+    0, even against an infinite or NaN partial: so that each column of ``jacfwd`` (whose
+    other inputs' tangents are explicit zeros) is what ``grad`` gives for that input, as
+    reverse mode's separate cotangents give it (``∂x/∂q = inf`` at ``q = 0`` was NaN in
+    ``jacfwd`` through the NaN shape derivative beside it)."""
+    return jnp.where(weight == 0, jnp.zeros_like(weight * partial), weight * partial)
 
 
 def asked(wanted: frozenset[str] | None, name: str) -> bool:

@@ -10,8 +10,7 @@ import scipy.special
 
 import jaxbridge as jb
 
-from .._shared._distributions._function import times
-from .._shared._rules import total
+from .._shared._rules import times, total
 from ._common import exact_floats
 from ._kv_integral import kv_derivative
 

@@ -29,8 +29,8 @@ from jax.scipy.special import gammaln
 
 import jaxbridge as jb
 
-from .._shared._distributions._function import cdf_shape_gradient, host_valued, times
-from .._shared._rules import total
+from .._shared._distributions._function import cdf_shape_gradient, host_valued
+from .._shared._rules import times, total
 from ._common import exact_floats
 
 

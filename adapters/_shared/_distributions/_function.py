@@ -25,7 +25,7 @@ import scipy.stats
 
 import jaxbridge as jb
 
-from .._rules import total
+from .._rules import times, total
 from ._families import FAMILIES, Family, t_quantile
 
 KINDS = ("cdf", "sf", "logcdf", "logsf", "ppf", "isf")
@@ -191,15 +191,6 @@ class TwoShapeFunction(_Function):
     signature = "(),(),()->()"
     argument_names = ("a", "b", "x")
     residuals_from = ("a", "b")
-
-
-def times(weight, partial):
-    """``weight * partial`` for a tangent or cotangent ``weight``, and 0 where the weight is
-    0, even against an infinite or NaN partial: so that each column of ``jacfwd`` (whose
-    other inputs' tangents are explicit zeros) is what ``grad`` gives for that input, as
-    reverse mode's separate cotangents give it (``∂x/∂q = inf`` at ``q = 0`` was NaN in
-    ``jacfwd`` through the NaN shape derivative beside it)."""
-    return jnp.where(weight == 0, jnp.zeros_like(weight * partial), weight * partial)
 
 
 def host_valued(host_value, traced):
