@@ -174,6 +174,32 @@ def test_out_of_bounds_queries():
                 np.testing.assert_allclose(grad, inside, rtol=0, atol=1e-14)
 
 
+@pytest.mark.parametrize("method", ["linear", "cubic"])
+def test_derivatives_where_fill_value_is_taken_are_scipys_differences(method):
+    """Outside the grid the result is ``fill_value``, a constant: SciPy's central differences
+    are 0 there, where forward mode in the values and both modes in ``xi`` gave
+    ``fill_value`` itself (the tangent's interpolant and SciPy's ``nu=`` fill it too; #54)."""
+    xi = np.array([[A[2] + 0.1, B[1] + 0.2], [A[-1] + 0.5, B[2] + 0.1]])  # the second outside
+    adapter = RegularGridInterpolator(method, bounds_error=False, fill_value=3.0)
+
+    def scipy(values, q):
+        return _scipy((A, B), values, method, bounds_error=False, fill_value=3.0)(q)
+
+    h = 1e-6
+    units = np.eye(V2.size).reshape(-1, *V2.shape)
+    in_values = np.stack([(scipy(V2 + h * u, xi) - scipy(V2 - h * u, xi)) / (2 * h) for u in units])
+    in_values = np.moveaxis(in_values, 0, -1).reshape(len(xi), *V2.shape)
+    in_xi = np.stack(
+        [(scipy(V2, xi + h * e) - scipy(V2, xi - h * e)) / (2 * h) for e in np.eye(2)], axis=-1
+    )
+    assert np.all(in_values[1] == 0) and np.all(in_xi[1] == 0)  # SciPy's, outside
+    for jac in (jax.jacfwd, jax.jacrev):
+        got = jac(lambda v: adapter((A, B), v, xi))(V2)
+        np.testing.assert_allclose(got, in_values, rtol=0, atol=1e-8)
+        got = jax.vmap(jac(lambda q: adapter((A, B), V2, q[None])[0]))(xi)
+        np.testing.assert_allclose(got, in_xi, rtol=0, atol=1e-7 * np.abs(in_xi).max())
+
+
 def _pchip_difference(axes, values, xi, dvalues, dxi, h=1e-7):
     """Central difference of SciPy's grid PCHIP along ``(dvalues, dxi)`` (a small step: C
     has cells of 0.03, where a cubic piece bends fast enough that h = 1e-6 is 1e-4 off)."""

@@ -76,7 +76,8 @@ class RegularGridInterpolator(MayFail):
         method: one of ``METHODS``.
         bounds_error: True (SciPy's default): a query outside the grid is an error naming
             ``xi``; False: ``fill_value`` there.
-        fill_value: the value outside the grid (NaN), or None to extrapolate.
+        fill_value: the value outside the grid (NaN), a constant (every derivative 0
+            there), or None to extrapolate.
         nu: keyword-only, the derivative order along each axis (None: the values); the
             B-spline methods and "linear"/"nearest" only.
         shape: keyword-only, the grid's axis lengths (set by the call with a tuple).
@@ -157,10 +158,17 @@ class RegularGridInterpolator(MayFail):
         return self.nu if self.nu is not None else (0,) * len(self.shape)
 
     def partial(self, axis: int) -> RegularGridInterpolator:
-        """The same interpolant's derivative along ``axis`` in the queries."""
+        """The same interpolant's derivative along ``axis`` in the queries (0 where
+        ``fill_value`` is taken, as ``derivatives``)."""
         orders = list(self.orders())
         orders[axis] += 1
-        return dataclasses.replace(self, nu=tuple(orders))
+        return dataclasses.replace(self.derivatives(), nu=tuple(orders))
+
+    def derivatives(self) -> RegularGridInterpolator:
+        """The interpolant the derivatives are made of: this one with 0 where ``fill_value``
+        is taken, a constant there (SciPy's ``fill_value`` at ``nu`` > 0, and the tangent's
+        interpolant, gave ``fill_value`` as the derivative: 3 for ``fill_value=3``)."""
+        return self if self.fill_value is None else dataclasses.replace(self, fill_value=0.0)
 
     def output_specs(self, points, values, xi):
         refuse_sizes("RegularGridInterpolator", self.on_failure, self.sizes(xi.shape))
@@ -265,7 +273,7 @@ class RegularGridInterpolator(MayFail):
     def pushforward(self, res, tangents):
         points, values, xi, out = res[:4]
         _, dvalues, dxi = tangents
-        terms = [None if dvalues is None else self(points, dvalues, xi)]
+        terms = [None if dvalues is None else self.derivatives()(points, dvalues, xi)]
         if dxi is not None:
             terms += [
                 self.partial(j)(points, values, xi) * dxi[..., j] for j in range(len(self.shape))
@@ -277,7 +285,8 @@ class RegularGridInterpolator(MayFail):
         xi_bar = jnp.stack(
             [g * self.partial(j)(points, values, xi) for j in range(len(self.shape))], axis=-1
         )
-        return reading(out, (None, GridTransposed(self)(points, g, xi), xi_bar))
+        values_bar = GridTransposed(self.derivatives())(points, g, xi)
+        return reading(out, (None, values_bar, xi_bar))
 
     def transpose(self, points, g, xi) -> np.ndarray:
         """``Aᵀ g`` on the host in float64. The interpolant is ``out = D (A₁⁻¹ ⊗ … ⊗ A_d⁻¹)
