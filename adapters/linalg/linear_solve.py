@@ -310,11 +310,14 @@ def _solve_many(a: np.ndarray, b: np.ndarray, positive: bool) -> np.ndarray | No
     if not np.isfinite(a).all():
         return None  # (the matrix by matrix path names it, or gives NaN for it alone)
     try:
-        if positive:
-            c = np.linalg.cholesky(a)  # raises unless every matrix is positive definite
-            log_det = 2 * np.log(np.abs(np.diagonal(c, axis1=-2, axis2=-1))).sum(-1)
-        else:
-            log_det = np.linalg.slogdet(a)[1]
+        # (entries near the float range overflow in the factorization: the bound then fails,
+        # and the matrix by matrix path names them)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if positive:
+                c = np.linalg.cholesky(a)  # raises unless every matrix is positive definite
+                log_det = 2 * np.log(np.abs(np.diagonal(c, axis1=-2, axis2=-1))).sum(-1)
+            else:
+                log_det = np.linalg.slogdet(a)[1]
         if not certainly_well_conditioned(a, log_det):
             return None
         return _solve_matrices(a, b, False)
