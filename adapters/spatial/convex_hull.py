@@ -106,8 +106,8 @@ class _Gradients(jb.Adapter):
     XLA's threads and never returned.
 
     Its own rules (second and higher derivatives of the hull) are ``_measures``' in JAX,
-    over every row: they do grow as ``n^(d/2)`` (cofactors on a TPU in float64, see
-    ``_portable_linalg``)."""
+    over every row: they do grow as ``n^(d/2)``, elementwise (``_portable_linalg.det``: 2 s
+    for a Hessian-vector product at n = 75 in 6-D, 62,125 rows)."""
 
     signature = "(n,d),(f,d)->(n,d),(n,d)"
 
