@@ -17,8 +17,8 @@ rules here only translate between that plain description and JAX's interpreters:
 - batching: every batch axis moved to the front (size 1 where an argument is not batched)
   and the same operation bound again, so one ``vmap``, nested or not, makes one host call.
 
-Tested on jax 0.10.2 (Python 3.11) and 0.12.0.1 (Python 3.12), the two ends that CI runs;
-everything below exists unchanged across that range, so nothing is chosen by version (when
+Tested on jax 0.10.2 (Python 3.11), 0.12.0.1 and 0.12.1 (Python 3.12), the ends that CI
+runs; everything below exists unchanged across that range, so nothing is chosen by version (when
 JAX moves, this file changes, feature-detecting what differs, never parsing versions).
 JAX internals used (``jax.extend`` has no compatibility promise): ``jax.extend.core.Primitive``;
 ``jax.interpreters.ad`` (``Zero``, ``UndefinedPrimal``, ``primitive_jvps``,
