@@ -29,7 +29,8 @@ from jax.scipy.special import gammaln
 
 import jaxbridge as jb
 
-from .._shared._distributions._function import cdf_shape_gradient, host_valued
+from .._shared._distributions._function import cdf_shape_gradient
+from .._shared._host_values import host_factor, host_valued
 from .._shared._rules import times, total
 from ._common import exact_floats
 
@@ -57,7 +58,8 @@ class Gammaincinv(jb.Adapter):
     also where ``x`` underflows (``a = 1/2``, ``p = 1e-300``: ``x = erfinv(p)^2`` is 0 in
     float64, ``dx/dp = π p / 2``); in ``a``, ``∂x/∂a = -(∂P/∂a) dx/dp`` with the exact
     ``∂P/∂a`` (first order; the mixed ``∂²x/∂a∂p`` exact, ``∂²x/∂a²`` NaN). An integer ``a``
-    is held fixed. ``log Γ(a)`` (SciPy's ``gammaln``) and ``log x`` are saved by the forward.
+    is held fixed. ``log x`` and the slope ``dx/dp`` (in float64, then rounded: in float32 the
+    terms of its logarithm cancel) are saved by the forward.
     """
 
     signature = "(),()->()"
@@ -65,7 +67,7 @@ class Gammaincinv(jb.Adapter):
     domains = {"a": _shape, "p": _probability}
 
     def residual_specs(self, a, p):
-        return (jax.ShapeDtypeStruct((), jb.result_dtype(a, p)),) * 2  # log Γ(a), log x
+        return (jax.ShapeDtypeStruct((), jb.result_dtype(a, p)),) * 3  # log x, log dx/dp, dx/dp
 
     def output_specs(self, a, p):
         return jax.ShapeDtypeStruct(jnp.broadcast_shapes(a.shape, p.shape), jb.result_dtype(a, p))
@@ -75,27 +77,30 @@ class Gammaincinv(jb.Adapter):
         x = scipy.special.gammaincinv(*exact_floats(a, p)).astype(dtype)
         a64, p64 = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(p, np.float64))
         log_gamma = scipy.special.gammaln(a64)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # where x underflows, P(a, x) = x^a / Γ(a + 1) (1 + O(x)) gives log x
             series = (np.log(p64) + scipy.special.gammaln(a64 + 1)) / a64
             log_x = np.where(x < np.finfo(dtype).tiny, series, np.log(x.astype(np.float64)))
-        return x, log_gamma.astype(dtype), log_x.astype(dtype)
+            # the slope at the unrounded quantile, in float64 (in float32 its terms cancel)
+            full = scipy.special.gammaincinv(a64, p64)
+            log_full = np.where(full < np.finfo(np.float64).tiny, series, np.log(full))
+            log_slope = log_gamma + _host_power(1 - a64, log_full) + full
+        return x, *(v.astype(dtype) for v in (log_x, log_slope, np.exp(log_slope)))
 
     def _rates(self, res):
         """``dx/dp`` and ``[∂x/∂a]`` (``[]`` for an integer ``a``, held fixed)."""
-        a, p, x, log_gamma, log_x = res
+        a, p, x, log_x, log_slope, slope = res
         free = jnp.issubdtype(a.dtype, jnp.floating)
         a = a.astype(x.dtype)  # an integer a would reach the rules' products as float0
-        # SciPy's log Γ(a) as the value, ψ(a) its derivative; log x's derivatives come from
-        # _log_end's rule, through p and a (stop_gradient: a constant of the rules)
-        log_gamma = host_valued(log_gamma, gammaln(a))
+        # log x's derivatives come from _log_end's rule, through p and a (stop_gradient: a
+        # constant of the rules); the slope's value is the host's, log Γ(a) gives its ψ(a)
         log_x = jax.lax.stop_gradient(log_x)
-        constants = (a, log_gamma, x)
+        constants = (slope, log_slope, a, gammaln(a), x)
         shapes = (a,) if free else ()
         unit = a == 1
         log_x = _log_end(_GAMMA, 0, (log_x,), constants, _unless(unit, p), _unless(unit, shapes))
-        slope = jnp.exp(_gamma_log_slope((log_x,), *constants))
-        gradient = _gamma_cdf_gradient((log_x,), *constants) if free else ()
+        slope, _ = _slope(_GAMMA, (log_x,), constants)
+        gradient = _gamma_cdf_gradient((log_x,), *constants[2:]) if free else ()
         return slope, [-g * slope for g in gradient]
 
     def pullback(self, res, g):
@@ -121,7 +126,8 @@ class Betaincinv(jb.Adapter):
     ``∂x/∂θ = -(∂I/∂θ) dx/dy`` with the exact ``∂I/∂θ`` (of ``1 - I_{1-x}(b, a)`` where
     ``x > 1/2``, from the accurate ``1 - x``), first order; the mixed second derivatives
     in a shape and ``y`` exact, those in two shapes NaN. Integer shapes are held fixed.
-    ``log B(a, b)`` is SciPy's ``betaln`` (JAX's is off by up to 1e-7 relative).
+    The slope ``dx/dy`` and its logarithm are the host's, in float64 with SciPy's ``betaln``
+    (JAX's is off by up to 1e-7 relative), then rounded.
     """
 
     signature = "(),(),()->()"
@@ -129,7 +135,8 @@ class Betaincinv(jb.Adapter):
     domains = {"a": _shape, "b": _shape, "y": _probability}
 
     def residual_specs(self, a, b, y):
-        return (jax.ShapeDtypeStruct((), jb.result_dtype(a, b, y)),) * 3  # log B, log x, log(1-x)
+        # log x, log(1 - x), log dx/dy, dx/dy
+        return (jax.ShapeDtypeStruct((), jb.result_dtype(a, b, y)),) * 4
 
     def output_specs(self, a, b, y):
         shape = jnp.broadcast_shapes(a.shape, b.shape, y.shape)
@@ -158,26 +165,35 @@ class Betaincinv(jb.Adapter):
             )
             log_x = _log_or_series(x64, y64, a64, log_beta, tiny)
             log_complement = _log_or_series(complement, 1 - y64, b64, log_beta, tiny)
-        return x, log_beta.astype(dtype), log_x.astype(dtype), log_complement.astype(dtype)
+            # the slope at the unrounded quantile, in float64 (in float32 its terms cancel);
+            # the complement above 1/2 is already the unrounded one
+            full = scipy.special.betaincinv(a64, b64, y64)
+            log_full = _log_or_series(full, y64, a64, log_beta, np.finfo(np.float64).tiny)
+            log_full_rest = np.where(upper, log_complement, np.log1p(-full))
+            log_slope = (
+                log_beta + _host_power(1 - a64, log_full) + _host_power(1 - b64, log_full_rest)
+            )
+            slope = np.exp(log_slope)
+        return x, *(v.astype(dtype) for v in (log_x, log_complement, log_slope, slope))
 
     def _rates(self, res):
         """``dx/dy`` and ``[∂x/∂a, ∂x/∂b]`` (``None`` for an integer shape, held fixed)."""
-        a, b, y, x, log_beta, log_x, log_complement = res
+        a, b, y, x, log_x, log_complement, log_slope, slope = res
         free = [jnp.issubdtype(s.dtype, jnp.floating) for s in (a, b)]
         a, b = a.astype(x.dtype), b.astype(x.dtype)  # integers would reach the rules as float0
-        # SciPy's log B as the value, JAX's derivatives; the logs' derivatives come from
-        # _log_end's rule, through y and the shapes
-        log_beta = host_valued(log_beta, gammaln(a) + gammaln(b) - gammaln(a + b))
+        # the logs' derivatives come from _log_end's rule, through y and the shapes; the
+        # slope's value is the host's, log B's derivatives JAX's
+        log_beta = gammaln(a) + gammaln(b) - gammaln(a + b)
         log_x, log_complement = jax.lax.stop_gradient((log_x, log_complement))
-        saved, constants = (log_x, log_complement), (a, b, log_beta)
+        saved, constants = (log_x, log_complement), (slope, log_slope, a, b, log_beta)
         # the shapes enter as free or not; a held one is a constant (its tangent is None)
         shapes = tuple(s if f else jax.lax.stop_gradient(s) for s, f in zip((a, b), free))
         ends = [_unless(c == 1, (y, *shapes)) for c in (a, b)]
         logs = tuple(_log_end(_BETA, i, saved, constants, e[0], e[1:]) for i, e in enumerate(ends))
-        slope = jnp.exp(_beta_log_slope(logs, *constants))
+        slope, _ = _slope(_BETA, logs, constants)
         if not any(free):
             return slope, [None, None]
-        gradient = _beta_cdf_gradient(logs, *constants)
+        gradient = _beta_cdf_gradient(logs, *constants[2:])
         return slope, [-g * slope if f else None for g, f in zip(gradient, free)]
 
     def pullback(self, res, g):
@@ -227,12 +243,15 @@ def _log_end(quantile, end: int, saved: tuple, constants: tuple, p, shapes: tupl
     """``saved[end]``, computed on the host: ``log x`` (``end = 0``) or ``log(1 - x)``
     (``end = 1``), as a function of the probability ``p`` and the free ``shapes``. From
     ``F(θ, x) = p``, ``dx = (dp - F_θ·dθ) dx/dp``, so its derivative is
-    ``± exp(log_slope(logs, *constants) - saved[end]) (dp - F_θ·dθ)`` with
-    ``(log_slope, cdf_gradient) = quantile`` and ``logs`` all of ``saved`` as such functions
-    again: derivatives of every order, in terms of the logarithms alone. The exponent is the
-    slope's own plus one logarithm, so that its rounding is the slope's (a sum such as
-    ``(1 - a) r + slope`` then keeps its relative accuracy where it cancels). ``constants``
-    have no derivative here (the shapes among them are differentiated through ``shapes``;
+    ``± exp(log(dx/dp) - saved[end]) (dp - F_θ·dθ)``, ``log(dx/dp)`` as ``_slope`` gives it,
+    with ``(log_slope, cdf_gradient) = quantile`` and ``logs`` all of ``saved`` as such
+    functions again: derivatives of every order, in terms of the logarithms alone. The
+    exponent is the slope's own, the host's (as the first derivative's value is), plus one
+    logarithm, so that its rounding is the slope's (a sum such as ``(1 - a) r + slope`` then
+    keeps its relative accuracy where it cancels: a logarithm computed in JAX, 1e-13 off
+    where its terms cancel, made ``gammaincinv(100, ·)``'s second derivative 4e-12 off).
+    ``constants`` (the host's slope and its logarithm first) have no derivative here (the
+    shapes among them are differentiated through ``shapes``;
     ``x`` in ``_gamma_log_slope`` is the bridged output, differentiated through its own
     rule); ``F_θ`` is computed only where a shape's tangent is not a symbolic zero."""
     return saved[end]
@@ -241,10 +260,11 @@ def _log_end(quantile, end: int, saved: tuple, constants: tuple, p, shapes: tupl
 def _log_end_jvp(quantile, end, primals, tangents):
     saved, constants, p, shapes = primals
     _, _, dp, dshapes = tangents
-    log_slope, cdf_gradient = quantile
+    _, cdf_gradient = quantile
     logs = tuple(_log_end(quantile, i, saved, constants, p, shapes) for i in range(len(saved)))
-    rate = jnp.exp(log_slope(logs, *constants) - logs[end])
-    moved = [(g, d) for g, d in zip(cdf_gradient(logs, *constants), dshapes) if _nonzero(d)]
+    _, log_slope = _slope(quantile, logs, constants)
+    rate = jnp.exp(log_slope - logs[end])
+    moved = [(g, d) for g, d in zip(cdf_gradient(logs, *constants[2:]), dshapes) if _nonzero(d)]
     dp = jnp.zeros_like(rate) if not _nonzero(dp) else dp
     change = total([dp, *(-g * d for g, d in moved)])
     # the primal output is the function again, so that it too is differentiated by this rule
@@ -256,6 +276,16 @@ _log_end.defjvp(_log_end_jvp, symbolic_zeros=True)
 
 def _nonzero(tangent) -> bool:
     return not isinstance(tangent, SymbolicZero)
+
+
+def _slope(quantile, logs, constants):
+    """``dx/dp`` and its logarithm: the host's values (``constants[:2]``, at the unrounded
+    quantile in float64), the derivatives of ``log_slope(logs, *constants[2:])``'s, every
+    order."""
+    log_slope, _ = quantile
+    host, log_host, *rest = constants
+    traced = log_slope(logs, *rest)
+    return host_factor(host, traced), host_valued(log_host, traced)
 
 
 def _gamma_log_slope(logs, a, log_gamma, x):
@@ -297,6 +327,11 @@ def _unless(fixed: jax.Array, p):
     at the ends (``log 0``), is never multiplied by a zero cotangent (which gives NaN in
     reverse mode)."""
     return jax.tree.map(lambda v: jnp.where(fixed, jax.lax.stop_gradient(v), v), p)
+
+
+def _host_power(c: np.ndarray, log_x: np.ndarray) -> np.ndarray:
+    """``_power``'s value on the host: ``c log x``, 0 where ``c = 0``."""
+    return np.where(c == 0, 0.0, c * log_x)
 
 
 def _power(c: jax.Array, log_x: jax.Array) -> jax.Array:

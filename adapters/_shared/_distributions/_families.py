@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -21,31 +22,59 @@ from ._student_t import LARGE_DF, df_derivative
 
 
 @dataclass(frozen=True)
+class ArrayOps:
+    """The array functions the log-kernels use, JAX's or NumPy's: each kernel is written once,
+    evaluated by the host for its value (float64, as the other host values) and traced in JAX
+    for its derivatives."""
+
+    log: Callable
+    log1p: Callable
+    xlogy: Callable
+    xlog1py: Callable
+    where: Callable
+    isinf: Callable
+
+
+JAX_OPS = ArrayOps(jnp.log, jnp.log1p, xlogy, xlog1py, jnp.where, jnp.isinf)
+HOST_OPS = ArrayOps(np.log, np.log1p, sc.xlogy, sc.xlog1py, np.where, np.isinf)
+
+
+@dataclass(frozen=True)
 class Family:
     """One family of distributions, standardized (``loc = 0``, ``scale = 1``).
 
-    ``log_kernel(shapes, z)``: the log-density less its normalizing constant, in JAX, ``-inf``
-    outside the support; ``log_normalizer(shapes)``: that constant in JAX (its derivatives are
-    used) and ``host_log_normalizer`` the same on the host (its value is used: SciPy's
-    ``betaln`` is exact where JAX's loses up to 1e-12 relative); ``cdf_shape_gradient(shapes, z)``:
-    ``∂F/∂θ`` for each shape, NumPy in and out.
+    ``kernel(ops, shapes, z)``: the log-density less its normalizing constant, ``-inf``
+    outside the support, with ``ops`` JAX's or NumPy's (``log_kernel``, ``host_log_kernel``);
+    ``log_normalizer(shapes)``: that constant in JAX (its derivatives are used) and
+    ``host_log_normalizer`` the same on the host (SciPy's ``betaln`` is exact where JAX's loses
+    up to 1e-12 relative); ``cdf_shape_gradient(shapes, z)``: ``∂F/∂θ`` for each shape, NumPy
+    in and out.
     """
 
     name: str
     shapes: tuple[str, ...]
-    log_kernel: Callable[..., jax.Array]
+    kernel: Callable[..., Any]
     log_normalizer: Callable[..., jax.Array]
     host_log_normalizer: Callable[..., np.ndarray]
     cdf_shape_gradient: Callable[..., tuple[np.ndarray, ...]]
     support: tuple[float, float]
 
+    def log_kernel(self, *shapes_z: jax.Array) -> jax.Array:
+        return self.kernel(JAX_OPS, *shapes_z)
 
-def _inside(z, low, high, kernel):
+    def host_log_density(self, *shapes_z: np.ndarray) -> np.ndarray:
+        """The standardized log-density at ``z`` (the last argument), NumPy, float64."""
+        with np.errstate(all="ignore"):
+            kernel = self.kernel(HOST_OPS, *shapes_z)
+            return kernel - self.host_log_normalizer(*shapes_z[:-1])
+
+
+def _inside(ops, z, low, high, kernel):
     """``kernel(z)`` on ``low < z < high`` and ``-inf`` elsewhere, with derivatives that stay
     finite outside (the kernel is evaluated at a point inside there)."""
     inside = (z > low) & (z < high)
-    safe = jnp.where(inside, z, (0.5 if high == 1 else 1.0))
-    return jnp.where(inside, kernel(safe), -jnp.inf)
+    safe = ops.where(inside, z, (0.5 if high == 1 else 1.0))
+    return ops.where(inside, kernel(safe), -np.inf)
 
 
 # --- gamma, chi2, invgamma: the incomplete gamma function
@@ -241,8 +270,8 @@ def _f_gradient(dfn, dfd, z):
         return np.where(invalid, np.nan, d_dfn), np.where(invalid, np.nan, d_dfd)
 
 
-def _f_log_kernel(m, n, z):
-    return m / 2 * jnp.log(m / n) + xlogy(m / 2 - 1, z) - (m + n) / 2 * jnp.log1p(m * z / n)
+def _f_log_kernel(ops, m, n, z):
+    return m / 2 * ops.log(m / n) + ops.xlogy(m / 2 - 1, z) - (m + n) / 2 * ops.log1p(m * z / n)
 
 
 def _log_beta(a, b):
@@ -255,7 +284,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "gamma",
             ("a",),
-            lambda a, z: _inside(z, 0, jnp.inf, lambda z: xlogy(a - 1, z) - z),
+            lambda o, a, z: _inside(o, z, 0, np.inf, lambda z: o.xlogy(a - 1, z) - z),
             gammaln,
             sc.gammaln,
             _gamma_gradient,
@@ -264,7 +293,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "chi2",
             ("df",),
-            lambda k, z: _inside(z, 0, jnp.inf, lambda z: xlogy(k / 2 - 1, z) - z / 2),
+            lambda o, k, z: _inside(o, z, 0, np.inf, lambda z: o.xlogy(k / 2 - 1, z) - z / 2),
             lambda k: gammaln(k / 2) + k / 2 * jnp.log(2.0),
             lambda k: sc.gammaln(k / 2) + k / 2 * np.log(2.0),
             _chi2_gradient,
@@ -273,7 +302,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "invgamma",
             ("a",),
-            lambda a, z: _inside(z, 0, jnp.inf, lambda z: -(a + 1) * jnp.log(z) - 1 / z),
+            lambda o, a, z: _inside(o, z, 0, np.inf, lambda z: -(a + 1) * o.log(z) - 1 / z),
             gammaln,
             sc.gammaln,
             _invgamma_gradient,
@@ -282,7 +311,9 @@ FAMILIES: dict[str, Family] = {
         Family(
             "beta",
             ("a", "b"),
-            lambda a, b, z: _inside(z, 0, 1, lambda z: xlogy(a - 1, z) + xlog1py(b - 1, -z)),
+            lambda o, a, b, z: _inside(
+                o, z, 0, 1, lambda z: o.xlogy(a - 1, z) + o.xlog1py(b - 1, -z)
+            ),
             _log_beta,
             sc.betaln,
             _beta_gradient,
@@ -300,7 +331,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "f",
             ("dfn", "dfd"),
-            lambda m, n, z: _inside(z, 0, jnp.inf, lambda z: _f_log_kernel(m, n, z)),
+            lambda o, m, n, z: _inside(o, z, 0, np.inf, lambda z: _f_log_kernel(o, m, n, z)),
             lambda m, n: _log_beta(m / 2, n / 2),
             lambda m, n: sc.betaln(m / 2, n / 2),
             _f_gradient,

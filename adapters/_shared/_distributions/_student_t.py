@@ -13,8 +13,8 @@ Where ``ν`` grows, the textbook formulas subtract quantities that tend to each 
   (``df_derivative``), with ``∂(log f)/∂ν`` a sum of terms each of size ``1/ν²``
   (``_log_density_df``), so nothing cancels.
 
-Host functions are NumPy; ``log_normalizer`` and ``log_kernel`` are JAX (their derivatives
-are the density's in ``z`` and ``ν``) and take the normal's form at ``ν = inf``.
+Host functions are NumPy; ``log_normalizer`` is JAX and ``log_kernel`` either (their
+derivatives are the density's in ``z`` and ``ν``); both take the normal's form at ``ν = inf``.
 """
 
 from __future__ import annotations
@@ -74,11 +74,11 @@ def log_normalizer(v):
     return jnp.where(large, stirling, direct)
 
 
-def log_kernel(v, z):
-    """``-(ν + 1)/2 log(1 + z²/ν)``, and ``-z²/2`` at ``ν = inf``, in JAX."""
-    infinite = jnp.isinf(v)
-    finite = jnp.where(infinite, 1.0, v)
-    return jnp.where(infinite, -z * z / 2, -(finite + 1) / 2 * jnp.log1p(z * z / finite))
+def log_kernel(ops, v, z):
+    """``-(ν + 1)/2 log(1 + z²/ν)``, and ``-z²/2`` at ``ν = inf``, in JAX or NumPy (``ops``)."""
+    infinite = ops.isinf(v)
+    finite = ops.where(infinite, 1.0, v)
+    return ops.where(infinite, -z * z / 2, -(finite + 1) / 2 * ops.log1p(z * z / finite))
 
 
 def _excess_log(v):
