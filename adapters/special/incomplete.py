@@ -2,10 +2,10 @@
 functions, differentiable in every argument.
 
 They are the gamma and beta distributions' standardized ``cdf`` and ``sf`` (the adapters of
-``jaxbridge.adapters.stats``, with ``scipy.special``'s values and argument order): in ``x``,
-every order (``∂P/∂x`` is the density, in JAX); in the shapes, first order, exactly, from
-``_shape_derivatives`` (``∂P/∂a`` by Moore's series and continued fraction, ``∂I/∂a``,
-``∂I/∂b`` by Boik and Robison-Cox's continued fraction; at most 3.8e-13 relative against
+``jaxbridge.adapters.stats``, with ``scipy.special``'s values and argument order): in ``x``, every
+order (``∂P/∂x`` is the density, the host's value with JAX's derivatives); in the shapes, first
+order, exactly, from ``_shape_derivatives`` (``∂P/∂a`` by Moore's series and continued fraction,
+``∂I/∂a``, ``∂I/∂b`` by Boik and Robison-Cox's continued fraction; at most 3.8e-13 relative against
 mpmath, shapes 1e-3 to 1e4). JAX's own ``betainc`` has no derivative in ``a``, ``b``.
 """
 

@@ -8,16 +8,15 @@ with ``cdf``, ``sf``, ``logcdf``, ``logsf``, ``ppf``, ``isf``. Values are SciPy'
 NaN outside the parameters' domain. ``t(df=inf)`` is the standard normal, as in SciPy, in
 values and derivatives.
 
-Derivatives: in ``x``/``q``, ``loc`` and ``scale``, every order (closed forms from the density,
-in JAX); in the shape parameters, first order, exactly (the derivatives of the incomplete gamma
-and beta functions in their shapes, ``adapters/_shared/_shape_derivatives.py``; the quantiles' by
-implicit differentiation, ``∂x/∂θ = -(∂F/∂θ)/f(x)``): for the ``t``, 6e-14 relative at worst
-against mpmath for ``df`` from 100 to 1e12 (a quadrature,
-``adapters/_shared/_distributions/_student_t.py``), 7e-13 below; for the ``f``, 2e-13 below 100
-degrees of freedom and 5e-15 from 100 on, where the direct form's two terms cancel and a
-quadrature replaces it (``adapters/_shared/_distributions/_fisher_f.py``). The adapters
-behind the methods are ``OneShapeFunction`` and ``TwoShapeFunction`` (a standardized
-function, shapes first).
+Derivatives: in ``x``/``q``, ``loc`` and ``scale``, every order (closed forms from the density, its
+value the host's float64 one, its derivatives JAX's); in the shape parameters, first order, exactly
+(the derivatives of the incomplete gamma and beta functions in their shapes,
+``adapters/_shared/_shape_derivatives.py``; the quantiles' by implicit differentiation, ``∂x/∂θ =
+-(∂F/∂θ)/f(x)``): for the ``t``, 6e-14 relative at worst against mpmath for ``df`` from 100 to 1e12
+(a quadrature, ``adapters/_shared/_distributions/_student_t.py``), 7e-13 below; for the ``f``, 2e-13
+below 100 degrees of freedom and 5e-15 from 100 on, where the direct form's two terms cancel and a
+quadrature replaces it (``adapters/_shared/_distributions/_fisher_f.py``). The adapters behind the
+methods are ``OneShapeFunction`` and ``TwoShapeFunction`` (a standardized function, shapes first).
 """
 
 from .._shared._distributions._function import OneShapeFunction as OneShapeFunction
