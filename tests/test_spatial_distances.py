@@ -202,4 +202,9 @@ def test_no_distances_are_empty_eager_jitted_and_differentiated(metric):
         for call in (Pdist(metric), jax.jit(Pdist(metric))):
             assert call(one).shape == (0,)
         grad = jax.grad(lambda x: Pdist(metric)(x).sum())(one)
+        # a zero row against no rows: its cosine slope is 0/0, times no cotangent (was NaN)
+        grad_a = jax.grad(lambda a: Cdist(metric)(a, none).sum())(xa)
+        _, tangent = jax.jvp(lambda a: Cdist(metric)(a, none), (xa,), (np.ones_like(xa),))
     np.testing.assert_array_equal(grad, np.zeros((1, 2)))
+    np.testing.assert_array_equal(grad_a, np.zeros((2, 2)))
+    assert tangent.shape == (2, 0)

@@ -118,7 +118,11 @@ class Distances(jb.Adapter):
             parameter = variances(points)
         elif parameter is None and points is not None and self.metric == "mahalanobis":
             parameter = inverse_covariance(points)
-        return METRICS[self.metric](xa, xb, float(self.p), parameter)
+        metric, p = METRICS[self.metric], float(self.p)
+        result = jax.eval_shape(lambda a, b, c: metric(a, b, p, c), xa, xb, parameter)
+        if 0 in result.shape:  # no pair: nothing moves (a zero row's NaN slope times none)
+            return jnp.zeros(result.shape, result.dtype)
+        return metric(xa, xb, p, parameter)
 
 
 def check_parameter(name: str, value: np.ndarray) -> None:
