@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 
+import jaxbridge as jb
 from jaxbridge.adapters.ndimage import (
     MedianFilter,
     UniformFilter,
@@ -151,6 +152,29 @@ def test_jit_vmap_and_the_second_derivative_in_sigma():
         + np.sum(WEIGHTS * ndi.gaussian_filter1d(IMAGE, 1.4 - h, 0, radius=5))
     ) / h**2
     np.testing.assert_allclose(curvature, second, rtol=1e-5)
+
+
+@pytest.mark.parametrize("sigma", [0.0, -1.0, float("nan")])
+def test_a_traced_sigma_not_positive_is_refused_as_the_eager_one(sigma):
+    """A traced 0 was refused naming NaN 'weights' the caller never passed, and a traced
+    -1 filtered with |sigma| where the eager call refuses it; now the host refuses both,
+    naming 'sigma', under every transformation, and a positive one still filters."""
+    rules = {
+        "jit": jax.jit(lambda s: gaussian_filter1d(IMAGE, s, 0, radius=3)),
+        "grad": jax.grad(lambda s: jnp.sum(gaussian_filter1d(IMAGE, s, 0, radius=3))),
+        "jvp": lambda s: jax.jvp(lambda t: gaussian_filter1d(IMAGE, t, 0, radius=3), (s,), (1.0,)),
+        "vmap": jax.vmap(lambda s: gaussian_filter1d(IMAGE, s, 0, radius=3)),
+    }
+    for name, rule in rules.items():
+        argument = jnp.array([1.0, sigma]) if name == "vmap" else jnp.asarray(sigma)
+        with (
+            pytest.raises(ValueError, match="gaussian_filter1d: argument 'sigma' must be positive"),
+            jb.host_errors(),
+        ):
+            jax.block_until_ready(rule(argument))
+    np.testing.assert_allclose(
+        rules["jit"](1.4), ndi.gaussian_filter1d(IMAGE, 1.4, 0, radius=3), rtol=1e-6
+    )
 
 
 def test_bad_input_is_named():

@@ -10,6 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import jaxbridge as jb
+
 from ._images import image_argument
 from .correlate1d import Correlate1d
 
@@ -36,6 +38,30 @@ def gaussian_kernel(sigma: Any, order: int, radius: int) -> Any:
     return sum(c * x**k for k, c in enumerate(q)) * phi
 
 
+class _PositiveSigma(jb.Adapter):
+    """A traced ``sigma``, unchanged, refused on the host where it is not positive and
+    finite: the eager call's check, for a value known only when the program runs. Without it
+    a traced 0 was refused as NaN ``'weights'`` the caller never passed, and a negative one
+    filtered as ``|sigma|`` where the eager call refuses it."""
+
+    owner: str
+    signature = "()->()"
+    vectorized = True
+
+    def forward(self, sigma):
+        bad = ~(sigma > 0) | ~np.isfinite(sigma)
+        if bad.any():
+            got = float(sigma[bad].flat[0])
+            raise ValueError(f"{self.owner}: argument 'sigma' must be positive; got {got!r}.")
+        return sigma
+
+    def pullback(self, res, g):
+        return (g,)
+
+    def pushforward(self, res, tangents):
+        return tangents[0]
+
+
 def _radius(owner: str, sigma: Any, truncate: float, radius: int | None) -> tuple[Any, int]:
     """``sigma`` as a float when it is a number (else as traced), and the kernel's radius."""
     try:
@@ -50,6 +76,7 @@ def _radius(owner: str, sigma: Any, truncate: float, radius: int | None) -> tupl
                 "kernel's radius, int(truncate * sigma + 0.5), depends on its value; pass "
                 "radius= to trace or differentiate sigma."
             ) from None
+        value = _PositiveSigma(owner)(value)
     else:
         if not value > 0 or not np.isfinite(value):
             raise ValueError(f"{owner}: argument 'sigma' must be positive; got {sigma!r}.")
