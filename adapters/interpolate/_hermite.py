@@ -30,6 +30,7 @@ from .._shared._failure import MayFail
 from .._shared._rules import asked, compiled, total
 from ._linear import TransposedPair
 from ._one_d import Interpolant1D, checked_data, in_order, inside, sorting
+from ._queries import first_site, isolating_nan_queries
 from ._sites import interval_terms, periodic_queries, site_cotangent, within
 from ._sizes import reading, refused
 
@@ -171,6 +172,7 @@ def interval_sums(x: np.ndarray, xq: np.ndarray, g: np.ndarray, ordered: bool) -
     return sums
 
 
+@isolating_nan_queries(0, first_site)
 class HermiteInterpolant(Interpolant1D):
     """A 1-D interpolant that is ``CubicHermiteSpline`` with slopes ``slopes(x, y)``."""
 

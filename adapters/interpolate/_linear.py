@@ -25,6 +25,7 @@ import jaxbridge as jb
 from .._shared._rules import asked, compiled, total
 from ._one_d import Interpolant1D, checked_data, inside
 from ._pieces import hermite_at, hermite_transpose
+from ._queries import first_site, isolating_nan_queries
 from ._sites import site_cotangent, transposed_site_tangent
 from ._sizes import reading, refused
 
@@ -112,6 +113,7 @@ class TransposedPair(Transposed):
         return 2
 
 
+@isolating_nan_queries(0, first_site)
 class LinearSpline(Interpolant1D):
     """A 1-D interpolant linear in ``y`` (``InterpSpline``, ``CubicSpline``): the tangent in
     ``y`` is the interpolant of the tangent, the cotangent ``Transposed``; ``linear_in`` lets

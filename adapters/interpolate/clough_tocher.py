@@ -11,6 +11,7 @@ import scipy.interpolate
 from .._shared._fixed import HoldsFixed
 from .._shared._rules import compiled
 from ._clough_tocher_element import BarycentricMap, ControlCoefficients, barycentric, bezier
+from ._queries import first_point, isolating_nan_queries
 from ._scattered import Scattered, broadcast_batch, piece_queries, scattered_sites
 from ._sizes import reading
 
@@ -20,6 +21,7 @@ NO_POINTS_DERIVATIVE = (
 )
 
 
+@isolating_nan_queries(1, first_point)
 class CloughTocher2DInterpolator(HoldsFixed, Scattered):
     """SciPy's C¹ piecewise cubic interpolant on the Delaunay triangulation of ``points`` in
     the plane: ``CloughTocher2DInterpolator(fill_value, rescale, tol, maxiter)(points,

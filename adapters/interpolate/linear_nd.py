@@ -12,10 +12,12 @@ import scipy.interpolate
 
 from .._shared._portable_linalg import solve
 from .._shared._rules import compiled
+from ._queries import first_point, isolating_nan_queries
 from ._scattered import Locate, Scattered, broadcast_batch
 from ._sizes import reading
 
 
+@isolating_nan_queries(1, first_point)
 class LinearNDInterpolator(Scattered):
     """SciPy's piecewise-linear interpolant on the Delaunay triangulation of ``points``:
     ``LinearNDInterpolator(fill_value, rescale)(points, values, xi)`` is

@@ -20,7 +20,7 @@ import jaxbridge as jb
 from .._shared._failure import InterpolationFailure, MayFail
 from .._shared._parameters import check_choice
 from .._shared._rules import compiled
-from ._queries import per_point
+from ._queries import first_point, isolating_nan_queries, per_point
 from ._scattered import broadcast_batch, inner_queries, scattered_sites
 from ._sizes import reading, refuse_sizes, refused
 
@@ -68,6 +68,7 @@ def _square_distance(a: jax.Array, b: jax.Array) -> jax.Array:
     return jnp.sum((a[:, None, :] - b[None, :, :]) ** 2, axis=-1)
 
 
+@isolating_nan_queries(1, first_point)
 class RBFInterpolator(MayFail):
     """SciPy's radial basis function interpolant through the sites ``y`` with values ``d``,
     evaluated at ``x``: ``RBFInterpolator(kernel, epsilon, smoothing, degree)(y, d, x)`` is

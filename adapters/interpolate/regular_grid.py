@@ -22,7 +22,7 @@ from .._shared._parameters import check_choice
 from .._shared._rules import total
 from ._linear import derivative_transpose
 from ._one_d import check_whole, data, queries, sites
-from ._queries import per_point
+from ._queries import isolating_nan_queries, per_point
 from ._recent import Recent
 from ._scattered import broadcast_batch
 from ._sizes import reading, refuse_sizes, refused
@@ -37,6 +37,7 @@ _built = Recent(2)  # SciPy's interpolants, for the value's and its partials' ca
 NO_GRID_DERIVATIVE = "moving a grid line changes every cell along it; the grid is held fixed"
 
 
+@isolating_nan_queries(1, lambda adapter, res: grid_corner(adapter.shape, res[0]))
 class RegularGridInterpolator(MayFail):
     """SciPy's interpolant on the rectilinear grid ``points`` through ``values``, at ``xi``:
     ``RegularGridInterpolator(method, bounds_error, fill_value)(points, values, xi)`` is
@@ -385,6 +386,7 @@ class GridTransposed(jb.Adapter):
         return None, self.of(points, ct, xi), xi_bar
 
 
+@isolating_nan_queries(1, lambda adapter, res: grid_corner(adapter.shape, res[0]))
 class PchipGrid(RegularGridInterpolator):
     """What ``RegularGridInterpolator(method="pchip")`` calls: the same forward (SciPy's), not
     linear in ``values`` (so not transposable), with rules that differentiate SciPy's fold
@@ -448,3 +450,9 @@ class PchipGrid(RegularGridInterpolator):
         points, values, xi, out = res[:4]
         _, vjp = jax.vjp(lambda v, q: self.rule(points, v, q), values, xi)
         return reading(out, (None, *vjp(g)))
+
+
+def grid_corner(shape: tuple[int, ...], points: Any) -> Any:
+    """The grid's first corner, (..., 1, d), from its axes concatenated in ``points``."""
+    starts = np.concatenate([[0], np.cumsum(shape)[:-1]]).astype(int)
+    return points[..., None, starts]
