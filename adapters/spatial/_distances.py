@@ -3,7 +3,9 @@ the rules."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import functools
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -12,6 +14,8 @@ import numpy as np
 import jaxbridge as jb
 
 from ._metrics import METRICS, inverse_covariance, variances
+
+D = TypeVar("D", bound=type)
 
 Metric = Literal[
     "euclidean",
@@ -148,3 +152,95 @@ def aligned(primals, tangents):
 def floating(x: jax.Array) -> bool:
     """Whether ``x`` has a cotangent (integer points have none)."""
     return bool(jnp.issubdtype(x.dtype, jnp.floating))
+
+
+def isolating_nan_rows(sets: int) -> Callable[[D], D]:
+    """Class decorator for ``Cdist`` (``sets`` 2: residuals ``(XA, XB, [parameter],
+    distances)``, distances (..., m, k)) and ``Pdist`` (1: ``(X, [parameter], distances)``,
+    condensed): a row holding NaN (SciPy's distances from it are NaN) keeps out of the
+    other pairs' derivatives, and its pairs get NaN derivatives, the same in both modes.
+
+    The rules run with the row replaced by a finite one (not zero nor constant, which
+    ``cosine`` and ``correlation`` divide by) and its pairs' distances and cotangents 0:
+    before, its NaN partials times a zero cotangent made every other pair's derivative in
+    the other set NaN in reverse mode. Then a pair with a NaN row has NaN derivatives in
+    both its rows and in the parameter (reverse mode: where its cotangent is not 0;
+    forward mode: where a tangent of those moves). Where the parameter is SciPy's default,
+    computed from every point (``seuclidean``, ``mahalanobis``), one NaN row makes every
+    distance NaN, and the rules are left as they are."""
+
+    def decorate(cls: D) -> D:
+        pullback, pushforward = cls.pullback, cls.pushforward  # type: ignore[attr-defined]
+
+        def applies(self, res) -> bool:
+            default = not hasattr(self, "parameter") and self.metric in (
+                "seuclidean",
+                "mahalanobis",
+            )
+            return not default and all(floating(x) for x in res[:sets])
+
+        def pairs(rows: list) -> jax.Array:
+            """Per pair, whether ``rows`` (per set, (..., m)) hold it."""
+            if sets == 2:
+                return rows[0][..., :, None] | rows[1][..., None, :]
+            first, second = np.triu_indices(rows[0].shape[-1], 1)
+            return rows[0][..., first] | rows[0][..., second]
+
+        def moved(res):
+            nan = [jnp.isnan(x).any(-1) for x in res[:sets]]
+            safe = [
+                jnp.where(n[..., None], jnp.arange(1, x.shape[-1] + 1, dtype=x.dtype), x)
+                for n, x in zip(nan, res[:sets])
+            ]
+            pair = pairs(nan)
+            return nan, pair, (*safe, *res[sets:-1], jnp.where(pair, 0, res[-1]))
+
+        @functools.wraps(pullback)
+        def isolated_pullback(self, res, g):
+            if not applies(self, res):
+                return pullback(self, res, g)
+            _, pair, res = moved(res)
+            cotangents = list(pullback(self, res, jnp.where(pair, 0, g)))
+            hit = pair & (g != 0)
+            if sets == 2:
+                rows = [hit.any(-1), hit.any(-2)]
+            else:
+                first, second = np.triu_indices(res[0].shape[-2], 1)
+                count = jnp.zeros((*hit.shape[:-1], res[0].shape[-2]), g.dtype)
+                count = count.at[..., first].add(hit).at[..., second].add(hit)
+                rows = [count > 0]
+            for k, row in enumerate(rows):
+                if cotangents[k] is not None:
+                    cotangents[k] = jnp.where(row[..., None], jnp.nan, cotangents[k])
+            if len(cotangents) > sets and cotangents[sets] is not None:  # the parameter
+                ct = cotangents[sets]
+                batch = hit.shape[: hit.ndim - (2 if sets == 2 else 1)]
+                anywhere = hit.reshape(*batch, -1).any(-1) if hit.size else jnp.zeros(batch, bool)
+                poison = jnp.where(anywhere, jnp.nan, 0.0).astype(ct.dtype)
+                cotangents[sets] = ct + poison.reshape(batch + (1,) * (ct.ndim - len(batch)))
+            return tuple(cotangents)
+
+        @functools.wraps(pushforward)
+        def isolated_pushforward(self, res, tangents):
+            if not applies(self, res):
+                return pushforward(self, res, tangents)
+            nan, pair, res = moved(res)
+            moving = [
+                jnp.zeros(n.shape, bool) if t is None else (t != 0).any(-1)
+                for n, t in zip(nan, tangents[:sets])
+            ]
+            moves = pairs(moving)
+            for t in tangents[sets:]:  # the parameter moves every pair
+                if t is not None:
+                    moves = moves | (t != 0).any()
+            tangents = tuple(
+                t if k >= sets or t is None else jnp.where(nan[k][..., None], 0, t)
+                for k, t in enumerate(tangents)
+            )
+            tangent = pushforward(self, res, tangents)
+            return jnp.where(pair, jnp.where(moves, jnp.nan, 0.0), tangent)
+
+        cls.pullback, cls.pushforward = isolated_pullback, isolated_pushforward  # type: ignore
+        return cls
+
+    return decorate

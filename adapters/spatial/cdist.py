@@ -11,10 +11,18 @@ import scipy.spatial.distance
 import jaxbridge as jb
 
 from .._shared._rules import compiled
-from ._distances import PARAMETERS, Distances, aligned, check_parameter, floating
+from ._distances import (
+    PARAMETERS,
+    Distances,
+    aligned,
+    check_parameter,
+    floating,
+    isolating_nan_rows,
+)
 from ._metrics import SQUARED, pairwise_cotangents, squared_cotangents
 
 
+@isolating_nan_rows(2)
 class Cdist(Distances):
     """The distances between the rows of two point sets, with SciPy on the host:
     ``Cdist("euclidean")(XA, XB)``, as ``scipy.spatial.distance.cdist(XA, XB, metric)``;
@@ -98,6 +106,7 @@ class Cdist(Distances):
         return jax.jvp(self._of, primals, tangents)[1]
 
 
+@isolating_nan_rows(2)
 class _CdistOf(Distances):
     """``Cdist`` with the metric's parameter array (``w``, ``V`` or ``VI``: ``parameter``)
     as a third argument, differentiable in it too: what

@@ -11,7 +11,14 @@ import scipy.spatial.distance
 import jaxbridge as jb
 
 from .._shared._rules import compiled
-from ._distances import PARAMETERS, Distances, aligned, check_parameter, floating
+from ._distances import (
+    PARAMETERS,
+    Distances,
+    aligned,
+    check_parameter,
+    floating,
+    isolating_nan_rows,
+)
 from ._metrics import SQUARED, pairwise_cotangents, squared_cotangents
 
 
@@ -32,6 +39,7 @@ def _square(condensed: jax.Array, m: int) -> jax.Array:
     return padded[..., index]
 
 
+@isolating_nan_rows(1)
 class Pdist(Distances):
     """The distances between every pair of rows of one point set, condensed as SciPy's:
     ``Pdist("euclidean")(X)``, as ``scipy.spatial.distance.pdist(X, metric)``;
@@ -93,6 +101,7 @@ class Pdist(Distances):
         return jax.jvp(self._of, primals, tangents)[1]
 
 
+@isolating_nan_rows(1)
 class _PdistOf(Distances):
     """``Pdist`` with the metric's parameter array (``w``, ``V`` or ``VI``: ``parameter``)
     as a second argument, differentiable in it too: what ``Pdist(metric)(X, w=w)``
