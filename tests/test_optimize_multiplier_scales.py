@@ -107,8 +107,18 @@ def scipy_constrained(theta, s):
         (1e9, [2.0, 0.5], 1.0),  # active, multiplier 1e-9 in the constraint's units
         (1e-10, [0.5, 0.5], 1.0),  # inactive, c = 5e-11 but x₀ 0.5 from its limit
         (1.0, [2.0, 0.5], 1e-9),  # active, multiplier 1e-9: the objective in other units
+        # active in small units (multiplier 1e6, 1e10): the KKT matrix's condition number
+        # was the constraint's units', 1e-12 and below, refused as "not isolated"
+        (1e-6, [2.0, 0.5], 1.0),
+        (1e-10, [2.0, 0.5], 1.0),
     ],
-    ids=["constraint-in-large-units", "constraint-in-small-units", "objective-in-small-units"],
+    ids=[
+        "constraint-in-large-units",
+        "constraint-in-small-units",
+        "objective-in-small-units",
+        "active-in-units-of-1e-6",
+        "active-in-units-of-1e-10",
+    ],
 )
 def test_an_inequality_in_other_units_is_judged_in_its_own(s, theta, w):
     """Each was refused as degenerate (a multiplier below 1.5e-8 max(1, max|∇f|), or a value

@@ -193,12 +193,13 @@ def settle(
             f"{_norm(f):.2e} (allowed {TIGHT * scale:.1e}): the solution is singular or "
             "the derivatives are inexact"
         )
-    _require_isolated(jz, verdict)
+    _require_isolated(system, jz, verdict)
     return z, f, jz, jq
 
 
-def _require_isolated(jz: np.ndarray, verdict: str) -> None:
-    rcond = reciprocal_condition(jz)
+def _require_isolated(system: System, jz: np.ndarray, verdict: str) -> None:
+    n = getattr(system, "n", len(jz))  # (a KKT system's unknowns; its multipliers follow)
+    rcond = reciprocal_condition(_constraints_in_the_objectives_units(jz, n))
     if not rcond >= SINGULAR:
         raise failure(
             f"{verdict}, but the solution is not isolated: the Jacobian of the optimality "
@@ -278,6 +279,25 @@ def reciprocal_condition(
     return float(_gecon(lu, _lange("1", a), norm="1")[0])
 
 
+def _constraints_in_the_objectives_units(jz: np.ndarray, n: int) -> np.ndarray:
+    """``J_z`` with its rows and columns past the first ``n`` (a KKT system's constraints and
+    multipliers) scaled by powers of 2 (exactly) to largest entries of the size of the
+    first ``n``'s (the Hessian's): the same solutions, and a condition number free of the
+    constraints' units. A constraint in units of 1e-6 (its multiplier in 1e6) made the
+    matrix 1e-12-conditioned, refused as not isolated. The first ``n`` keep theirs: a
+    Hessian flat to 1e-14 in a direction is what the solver's tolerance cannot resolve."""
+    if n >= len(jz):
+        return jz
+    top = float(np.max(np.abs(jz[:n, :n]), initial=0.0)) or 1.0
+    target = np.frexp(top)[1]
+    a = jz.copy()
+    for part, axis in ((a[n:, :], 1), (a[:, n:], 0)):  # constraints' rows, multipliers' columns
+        largest = np.max(np.abs(part), axis=axis, keepdims=True)
+        exponent = np.frexp(np.where(largest > 0, largest, top))[1]
+        part *= np.ldexp(1.0, target - exponent)
+    return a
+
+
 def require_strict_minimum(
     system: System,
     z: np.ndarray,
@@ -298,7 +318,7 @@ def require_strict_minimum(
         if _eigenvalues(part(jz))[0] >= SCREEN:
             return
         jz = system.linearize(z)[1]
-        _require_isolated(jz, verdict)
+        _require_isolated(system, jz, verdict)
     require_positive_definite(part(jz), what)
 
 
