@@ -63,7 +63,7 @@ def test_fifty_host_errors_in_a_row_each_raised_and_the_good_calls_between_right
 # and not with pure_callback on any): after a host error inside a scan and then one in another
 # program, the scan's next call, good or not, failed with "Buffer.__array__ is only supported
 # on CPU" (the buffer XLA handed the callback had a garbage DLPack device): an error, never a
-# wrong value. jax 0.12.1 fixed it (the test passes there, ten runs of ten); strict, so that a
+# wrong value. jax 0.12.1 fixed it (the test passed there in 11 runs of 11); strict, so that a
 # 0.12.0 install still reports it and a regression in a later JAX fails.
 _SCAN_AFTER_ANOTHER = pytest.mark.xfail(
     (0, 12) <= jax.__version_info__[:3] < (0, 12, 1) and jb.transport() == "buffer_callback",
