@@ -94,6 +94,10 @@ def test_a_masked_loss_has_the_finite_gradient_under_vmap():
         return jnp.sum(jnp.where(jnp.isnan(out), 0.0, out) ** 2)
 
     gradient = jax.grad(loss, argnums=(0, 1))
+
+    def loss_gradient(y, xq):  # in the sites X
+        return jax.grad(loss)(X, y, xq)
+
     with jax.enable_x64(True):
         xs, ys = np.stack([X, X**1.5]), np.stack([Y, Y[::-1]])
         queries = jnp.array([[np.nan, 0.3], [0.7, 0.3]])
@@ -101,3 +105,9 @@ def test_a_masked_loss_has_the_finite_gradient_under_vmap():
         want = [gradient(xs[0], ys[0], jnp.array([0.3])), gradient(xs[1], ys[1], queries[1])]
     for k in (0, 1):
         np.testing.assert_allclose(got[k], np.stack([w[k] for w in want]), rtol=1e-12, atol=1e-14)
+    # the sites shared by the batch: their gradient is the sum of the two problems' (the
+    # NaN marking once broadcast a summed cotangent back over the batch: twice the sum)
+    with jax.enable_x64(True):
+        shared = jax.grad(lambda x: jnp.sum(jax.vmap(loss, (None, 0, 0))(x, ys, queries)))(X)
+        alone = [loss_gradient(ys[0], jnp.array([0.3])), loss_gradient(ys[1], queries[1])]
+    np.testing.assert_allclose(shared, alone[0] + alone[1], rtol=1e-12, atol=1e-14)

@@ -67,3 +67,22 @@ def test_pdist_and_weighted_cdist_masked_losses_have_the_clean_gradient():
         want_a, want_w = weighted(XA[CLEAN], w)
     np.testing.assert_allclose(np.asarray(got_a)[CLEAN], want_a, rtol=1e-13)
     np.testing.assert_allclose(got_w, want_w, rtol=1e-13)
+
+
+def test_points_shared_by_a_batch_get_the_sum_of_its_gradients():
+    """XB shared by a batch of two XA, one holding a NaN row: XB's gradient is the sum of the
+    two problems' (the interpolants' shared sites once got twice that sum: the NaN marking
+    broadcast a cotangent the bridge had summed back over the batch)."""
+
+    def masked(a, b):
+        d = spatial.cdist(a, b, "euclidean")
+        return jnp.sum(jnp.where(jnp.isnan(d), 0.0, d) ** 2)
+
+    with jax.enable_x64(True):
+        other = XA.copy()
+        other[0] = [0.1, 0.9]
+        batch = np.stack([XA, other])
+        shared = jax.grad(lambda b: jnp.sum(jax.vmap(masked, (0, None))(batch, b)))(XB)
+        first = jax.grad(masked, argnums=1)(XA[CLEAN], XB)
+        second = jax.grad(masked, argnums=1)(other, XB)
+    np.testing.assert_allclose(shared, first + second, rtol=1e-12, atol=1e-14)

@@ -51,3 +51,21 @@ def compiled(rule: Callable[..., Any]) -> Callable[..., Any]:
         return program(self, *args, **kwargs)
 
     return method
+
+
+def nan_where(mask: Any, batch: int, cotangent: Any, core: int) -> Any:
+    """``cotangent`` with NaN where ``mask`` holds. ``mask``'s first ``batch`` axes are the
+    call's batch (the cotangent's of the outputs), the rest the leading core axes of the
+    cotangent's argument, whose core has ``core`` axes. A cotangent whose argument the batch
+    broadcast is summed over that batch already: the mask is reduced (any) to the
+    cotangent's own batch shape, not the cotangent broadcast to the mask's (the bridge
+    would then sum it again: an argument shared by a batch of two had twice its gradient)."""
+    own = cotangent.ndim - core  # the cotangent's batch axes
+    extra = batch - own
+    if extra > 0:  # leading batch axes the cotangent lacks
+        mask, batch = mask.any(axis=tuple(range(extra))), own
+    summed = tuple(i for i in range(batch) if cotangent.shape[i] == 1 and mask.shape[i] != 1)
+    if summed:
+        mask = mask.any(axis=summed, keepdims=True)
+    mask = mask.reshape(mask.shape + (1,) * (cotangent.ndim - mask.ndim))
+    return jnp.where(mask, jnp.nan, cotangent)

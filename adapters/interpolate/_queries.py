@@ -9,8 +9,13 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxbridge.internal import parse_signature
+
+from .._shared._rules import nan_where
 
 C = TypeVar("C", bound=type)
 
@@ -46,7 +51,11 @@ def isolating_nan_queries(rank: int, safe: Callable[[Any, tuple], Any]) -> Calla
             nan = jnp.isnan(queries)
             nan = nan.any(-1) if rank else nan
             where = nan[..., None] if rank else nan
-            queries = jnp.where(where, safe(adapter, res).astype(queries.dtype), queries)
+            # a constant: a path from the sites to the queries made the second derivatives
+            # in the sites differentiate the rules in the queries too (periodic splines
+            # then evaluated a cotangent as data, which SciPy refused)
+            inside = jax.lax.stop_gradient(safe(adapter, res)).astype(queries.dtype)
+            queries = jnp.where(where, inside, queries)
             out = jnp.where(nan, 0, res[3])
             return nan, (*res[:2], queries, out, *res[4:])
 
@@ -56,15 +65,13 @@ def isolating_nan_queries(rank: int, safe: Callable[[Any, tuple], Any]) -> Calla
                 return pullback(self, res, g, **told)
             nan, res = moved(self, res)
             cotangents = list(pullback(self, res, jnp.where(nan, 0, g), **told))
-            hit = nan & (g != 0)
-            poison = jnp.where(hit.any(-1), jnp.nan, 0.0)  # per batch element
-            for i in (0, 1):
-                ct = cotangents[i]
-                if ct is not None:
-                    core = ct.ndim - poison.ndim if ct.ndim >= poison.ndim else 0
-                    cotangents[i] = ct + poison.reshape(poison.shape + (1,) * core).astype(ct.dtype)
-            if cotangents[2] is not None:
-                cotangents[2] = jnp.where(hit[..., None] if rank else hit, jnp.nan, cotangents[2])
+            hit = nan & (g != 0)  # (batch, m)
+            cores = [len(core) for core in parse_signature(type(self).signature).inputs]
+            batch = hit.ndim - 1
+            for i, ct in enumerate(cotangents):
+                if ct is not None:  # the sites and values of its batch element, its query
+                    mask = hit if i == 2 else hit.any(-1)
+                    cotangents[i] = nan_where(mask, batch, ct, cores[i])
             return tuple(cotangents)
 
         @functools.wraps(pushforward)

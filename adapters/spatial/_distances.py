@@ -12,7 +12,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxbridge as jb
+from jaxbridge.internal import parse_signature
 
+from .._shared._rules import nan_where
 from ._metrics import METRICS, inverse_covariance, variances
 
 D = TypeVar("D", bound=type)
@@ -209,15 +211,16 @@ def isolating_nan_rows(sets: int) -> Callable[[D], D]:
                 count = jnp.zeros((*hit.shape[:-1], res[0].shape[-2]), g.dtype)
                 count = count.at[..., first].add(hit).at[..., second].add(hit)
                 rows = [count > 0]
-            for k, row in enumerate(rows):
-                if cotangents[k] is not None:
-                    cotangents[k] = jnp.where(row[..., None], jnp.nan, cotangents[k])
-            if len(cotangents) > sets and cotangents[sets] is not None:  # the parameter
-                ct = cotangents[sets]
-                batch = hit.shape[: hit.ndim - (2 if sets == 2 else 1)]
-                anywhere = hit.reshape(*batch, -1).any(-1) if hit.size else jnp.zeros(batch, bool)
-                poison = jnp.where(anywhere, jnp.nan, 0.0).astype(ct.dtype)
-                cotangents[sets] = ct + poison.reshape(batch + (1,) * (ct.ndim - len(batch)))
+            batch = hit.ndim - (2 if sets == 2 else 1)
+            cores = [len(core) for core in parse_signature(type(self).signature).inputs]
+            for k, ct in enumerate(cotangents):
+                if ct is None:
+                    continue
+                if k < sets:  # a set's rows
+                    cotangents[k] = nan_where(rows[k], batch, ct, cores[k])
+                else:  # the parameter: every pair's
+                    anywhere = jnp.any(hit, axis=tuple(range(batch, hit.ndim)))
+                    cotangents[k] = nan_where(anywhere, batch, ct, cores[k])
             return tuple(cotangents)
 
         @functools.wraps(pushforward)
