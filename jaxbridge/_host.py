@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ._arrays import Handoff, handoff_of
@@ -94,6 +95,21 @@ def conform(
             fits = False
     if not fits:
         raise ValueError(f"{owner}: {what} has shape {array.shape}, expected {shape}.")
+    return _narrowed(owner, what, array, dtype)
+
+
+def _narrowed(owner: str, what: str, array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``array`` cast to ``dtype`` of its kind; an integer that does not fit, which NumPy's
+    cast would wrap (300 to int8 as 44), refused. (A float beyond a narrower float's range
+    becomes inf, as it does in JAX's own arithmetic.)"""
+    if kind(dtype) in "iu" and array.dtype != dtype and array.size:
+        info = ml_dtypes.iinfo(dtype)
+        outside = (array < info.min) | (array > info.max)
+        if outside.any():
+            raise RefusedValue(
+                f"{owner}: {what} holds {array[outside].flat[0].item()!r}, outside the range "
+                f"of its declared dtype {dtype} ([{info.min}, {info.max}]): declare a wider one."
+            )
     return array.astype(dtype, copy=False)
 
 

@@ -51,6 +51,8 @@ from jax.core import ShapedArray
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
+from ._wire import in_halves
+
 
 class Operation(Protocol):
     """What a primitive's ``operation`` parameter provides (see ``_operations``)."""
@@ -213,8 +215,18 @@ def _make(name: str) -> Primitive:
     # not cacheable, as JAX's own pure_callback: a cached lowering is one function called
     # from every equation alike (the same solve twice in a program), and on a TPU each of
     # its host transfers has one channel, which the calls then share and mix
-    mlir.register_lowering(primitive, mlir.lower_fun(_run, multiple_results=True), cacheable=False)
+    mlir.register_lowering(primitive, _lowered(halves=False), cacheable=False)
+    # on a TPU 64-bit types cross in 32-bit halves: its float64 is a pair of float32s (``_wire``)
+    mlir.register_lowering(primitive, _lowered(halves=True), "tpu", cacheable=False)
     return primitive
+
+
+def _lowered(halves: bool) -> Callable[..., Any]:
+    def run(*args: jax.Array, operation: Operation) -> list[jax.Array]:
+        with in_halves(halves):
+            return _run(*args, operation=operation)
+
+    return mlir.lower_fun(run, multiple_results=True)
 
 
 _PRIMITIVES = {

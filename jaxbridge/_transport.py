@@ -72,10 +72,12 @@ def host_call(
     result_specs: Sequence[jax.ShapeDtypeStruct],
     args: Sequence[jax.Array],
     arrays: str = "numpy",
+    name: str = "a host call",
 ) -> tuple[jax.Array, ...]:
     """Call ``function`` on views of ``args`` as arrays of the library ``arrays`` (and,
     where the transport has them, of the result buffers); return arrays of
-    ``result_specs``.
+    ``result_specs``. ``name`` (``"Adapter.forward"``) names the call in the transport's
+    own refusals.
 
     The host sees every batch axis at the front of every argument (size 1 where an argument
     is broadcast) and makes one call for the whole batch.
@@ -91,7 +93,7 @@ def host_call(
         return tuple(jnp.asarray(r) for r in function([np.asarray(a) for a in args], None))
     if transport() == "buffer_callback" and _dlpack_carries((*args, *result_specs)):
         return _through_buffers(function, result_specs, args)
-    return _through_pure_callback(function, result_specs, args)
+    return _through_pure_callback(function, result_specs, args, name)
 
 
 def gives_buffers(args: Sequence[jax.Array], arrays: str = "numpy") -> bool:
@@ -110,26 +112,31 @@ def _dlpack_carries(arrays: Sequence[Any]) -> bool:
 
 
 def _through_pure_callback(
-    function: HostFunction, specs: Sequence[jax.ShapeDtypeStruct], args: Sequence[jax.Array]
+    function: HostFunction,
+    specs: Sequence[jax.ShapeDtypeStruct],
+    args: Sequence[jax.Array],
+    name: str,
 ) -> tuple[jax.Array, ...]:
-    traced_x64 = x64_mode()
-    wide = any(np.dtype(s.dtype).itemsize == 8 for s in specs)
-    # one vector of words each way (``_wire``): on a TPU, separate operands and results
-    # arrived in each other's places
+    # one vector per type each way (``_wire``): on a TPU, arrays as themselves arrived in
+    # each other's places or transposed, and its float64 crosses exactly as two float32s
     sent, received = Wire.of(args), Wire.of(specs)
+    traced_x64 = x64_mode()
+    wide = any(carrier.itemsize == 8 for carrier, _ in received.lanes)
 
-    def on_host(words: np.ndarray) -> np.ndarray:
+    def on_host(*vectors: np.ndarray) -> tuple[np.ndarray, ...]:
         try:
             if wide and traced_x64 and not x64_mode():
                 raise TypeError(_X64_ON_ANOTHER_THREAD)
-            words = np.asarray(words)
-            return received.write(function(sent.read(words), None), words.shape[:-1])
+            lead = np.shape(vectors[0])[:-1]
+            return received.write(function(sent.read(vectors), None), lead, name)
         except Exception as error:
             _report(error)
             raise
 
-    words = jax.pure_callback(on_host, received.spec(), sent.pack(args), vmap_method="expand_dims")
-    return received.unpack(words)
+    vectors = jax.pure_callback(
+        on_host, received.specs(), *sent.pack(args), vmap_method="expand_dims"
+    )
+    return received.unpack(vectors)
 
 
 def _through_buffers(

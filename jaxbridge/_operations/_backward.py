@@ -85,7 +85,9 @@ class Backward:
 
         results = self._results(plan)
         on_host = host_function(adapter, "backward", compute, ranks, results, specs, repair=repair)
-        return host_call(on_host, specs, args, type(adapter).arrays)
+        return host_call(
+            on_host, specs, args, type(adapter).arrays, f"{type(adapter).__name__}.backward"
+        )
 
     def jvp(self, primals, tangents):
         plan = self._plan(primals)

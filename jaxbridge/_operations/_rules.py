@@ -88,7 +88,9 @@ class Check:
         specs = self.specs(args)
         result = jax.ShapeDtypeStruct((), np.float32)
         on_host = host_function(adapter, "check", CheckCall(adapter), plan.ranks, [result], specs)
-        return host_call(on_host, specs, args, type(adapter).arrays)
+        return host_call(
+            on_host, specs, args, type(adapter).arrays, f"{type(adapter).__name__}.check"
+        )
 
     def jvp(self, primals, tangents):
         outs = bind(self, primals)

@@ -165,7 +165,9 @@ def host_tangents(
     loop = loop_of(args, ranks)
     specs = [jax.ShapeDtypeStruct(loop + s.shape, s.dtype) for s in results]
     on_host = host_function(adapter, "jvp", compute, ranks, results, specs)
-    computed = iter(host_call(on_host, specs, args, type(adapter).arrays))
+    computed = iter(
+        host_call(on_host, specs, args, type(adapter).arrays, f"{type(adapter).__name__}.jvp")
+    )
     out = [next(computed) if floating(o.dtype) else None for o in plan.outputs]
     return out[0] if n_out == 1 else tuple(out)
 

@@ -54,6 +54,7 @@ def check_backends(
     seed: int = 0,
     rtol: float = 1e-10,
     factor: float = 4.0,
+    second_order: bool = True,
 ) -> None:
     """Check that ``adapter`` gives the same values and derivatives on ``device`` (default:
     the accelerator JAX found) as on the CPU backend; raise ``AssertionError`` where not.
@@ -65,6 +66,8 @@ def check_backends(
     that the adapter offers). float64 arguments (check under 64-bit mode) must
     agree to ``rtol`` of each result's largest entry; float32 ones to ``factor`` times the
     CPU's own error against the same program in float64 on the CPU (a few ulps at least).
+    ``second_order=False`` leaves the second derivatives out (each composition compiles a
+    program of its own: on a TPU, most of the check's time).
 
     Raises:
         AssertionError: a result differs; the message names it, the backend, where and by
@@ -80,7 +83,11 @@ def check_backends(
     subject = Subject.make(adapter, args, checks=("grad", "jvp", "hessian"), batch=2, seed=seed)
     inputs = _inputs(subject)
     wrt, modes = tuple(subject.wrt), _modes(subject)
-    compositions = _second_orders(subject, lambda c: _traces(adapter, wrt, modes, c, inputs))
+    compositions = (
+        _second_orders(subject, lambda c: _traces(adapter, wrt, modes, c, inputs))
+        if second_order
+        else ()
+    )
     program = functools.partial(_program, adapter, wrt, modes, compositions)
     cpu = jax.devices("cpu")[0]
     on_cpu = _run(program, inputs, cpu)
