@@ -493,3 +493,20 @@ def test_logm_derivative_scipy_cannot_compute_is_a_clear_error_in_both_modes():
                         jax.block_until_ready(derivative(a))
                 else:
                     assert np.isnan(derivative(a)).all()
+
+
+def test_the_frechet_scale_is_an_exact_power_of_two_with_no_bitcast():
+    """The Fréchet block's scale (a power of 2 near size(a) / size(e)) is exact, and built
+    without ``frexp``/``ldexp`` (float64 bitcasts, which a TPU's compiler refused for
+    ``MatrixLog``) or ``exp2`` (inexact on a TPU, where the block then differed)."""
+    from jaxbridge.adapters.linalg._matrix_functions import _power_of_two
+
+    with jax.enable_x64(True):
+        for dtype, smallest, largest in [(np.float64, -1022, 1023), (np.float32, -126, 127)]:
+            k = np.arange(smallest, largest + 1)
+            got = np.asarray(_power_of_two(jnp.asarray(k, dtype)))
+            np.testing.assert_array_equal(got, np.ldexp(dtype(1), k).astype(dtype))
+        a = np.array([[2.0, 0.5], [0.25, 3.0]])
+        program = jax.make_jaxpr(lambda a, t: jax.jvp(logm, (a,), (t,)))(a, 1e-9 * a)
+    text = str(program)
+    assert "bitcast_convert_type" not in text and "exp2" not in text

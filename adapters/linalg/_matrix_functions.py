@@ -107,16 +107,29 @@ def frechet_block(function: Callable[[jax.Array], jax.Array], a: jax.Array, e: j
         return jnp.zeros(e.shape, jnp.result_type(a, e))
     size_a = jnp.max(jnp.abs(a), axis=(-2, -1), keepdims=True)
     size_e = jnp.max(jnp.abs(e), axis=(-2, -1), keepdims=True)
-    # the power of 2 from the exponents' bits: exp2(round(log2(.))) is inexact on a TPU,
-    # where the block then differed from the CPU's
-    (_, exponent_a), (_, exponent_e) = jnp.frexp(size_a), jnp.frexp(size_e)
-    scale = jnp.ldexp(jnp.ones_like(size_a), exponent_a - exponent_e)
+    ratio = jnp.round(jnp.log2(size_a) - jnp.log2(size_e))  # (any power of 2 near will do)
+    scale = _power_of_two(jnp.where(jnp.isfinite(ratio), ratio, 0.0))
     usable = (size_e > 0) & (size_a > 0) & jnp.isfinite(scale) & (scale > 0)
     scale = jax.lax.stop_gradient(jnp.where(usable, scale, 1.0))
     top = jnp.concatenate([a, e * scale], axis=-1)
     bottom = jnp.concatenate([jnp.zeros_like(a), a], axis=-1)
     block = function(jnp.concatenate([top, bottom], axis=-2))
     return block[..., :n, n:] / scale
+
+
+def _power_of_two(k: jax.Array) -> jax.Array:
+    """``2**k`` for integer-valued ``k``, exactly on every backend: a product of constant
+    powers of 2 chosen by ``k``'s bits. (``exp2`` is inexact on a TPU, where the block then
+    differed from the CPU's, and ``jnp.ldexp`` of float64 fails to compile there.) Beyond
+    the dtype's range it is inf or 0."""
+    magnitude = jnp.abs(k)
+    scale = jnp.ones_like(k)
+    largest = jnp.finfo(k.dtype).maxexp  # (128 for float32, 1024 for float64)
+    for bit in range(largest.bit_length() - 1):  # |k| < largest
+        factor = jnp.asarray(2.0 ** (2**bit), k.dtype)
+        step = jnp.where(k < 0, 1 / factor, factor)
+        scale = jnp.where(jnp.floor(magnitude / 2**bit) % 2 == 1, scale * step, scale)
+    return jnp.where(magnitude < largest, scale, jnp.where(k < 0, 0.0, jnp.inf))
 
 
 class PrincipalFunction(MayFail):
