@@ -194,3 +194,37 @@ def test_the_functions_take_their_classes_parameters():
     ]:
         with pytest.raises(TypeError, match=message):
             call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.linprog([-1, -2], A_ub=[[1, 1]], b_ub=[4], bounds=(-1, 2.5)),
+        lambda m: m.linprog(np.array([-1, -2]), A_ub=np.array([[1, 1]]), b_ub=np.array([4])),
+        lambda m: m.lsq_linear(np.array([[1, 0], [0, 1], [1, 1]]), np.array([1, 2, 3]), (0, 1.5)),
+        lambda m: m.lsq_linear(np.array([[1, 0], [0, 1], [1, 1]]), np.array([1, 2, 3])),
+        lambda m: m.lsq_linear([[1, 0], [0, 1], [1, 1]], [1, 2, 3], (0, 1.5), method="bvls"),
+        lambda m: m.milp(np.array([-1, -2]), integrality=1, bounds=scipy.optimize.Bounds(0, 2.5)),
+    ],
+    ids=[
+        "linprog bounds",
+        "linprog default",
+        "lsq_linear trf",
+        "lsq_linear default",
+        "bvls lists",
+        "milp",
+    ],
+)
+def test_integer_arrays_are_solved_in_floating_point_as_scipy_solves_them(call):
+    """Integer costs cast the bounds to their integer type (2.5 read as 2; an infinite
+    bound overflowed), and Python lists of integers were refused."""
+    expected = call(scipy.optimize)
+    with jax.enable_x64(True):
+        got = call(optimize)
+    np.testing.assert_allclose(got[0], expected.x, atol=1e-9)
+    assert float(got[1]) == pytest.approx(
+        expected.fun
+        if hasattr(expected, "fun") and not hasattr(expected, "cost")
+        else expected.cost,
+        abs=1e-9,
+    )

@@ -17,6 +17,18 @@ import scipy.optimize
 import scipy.sparse
 
 
+def floating(*values: Any) -> tuple[jax.Array, ...]:
+    """``values`` (arrays, lists, numbers) as JAX arrays of their common floating dtype, JAX's
+    default float where none is floating: SciPy solves an optimisation problem in floating
+    point whatever its arrays' type (integer bounds or costs cast to an integer type
+    rounded 2.5 to 2, and an infinite bound overflowed)."""
+    arrays = [jnp.asarray(v) for v in values]
+    dtype = jnp.result_type(*arrays)
+    if not jnp.issubdtype(dtype, jnp.inexact):
+        dtype = jax.dtypes.canonicalize_dtype(jnp.float64)
+    return tuple(a.astype(dtype) for a in arrays)
+
+
 def bound_arrays(owner: str, bounds: Any, n: int, dtype: Any) -> tuple[jax.Array, jax.Array]:
     """``(lower, upper)``, (n,) each, from SciPy's ``bounds``: ``None`` (SciPy's default,
     ``(0, None)``), one ``(min, max)`` pair for every variable, a sequence of ``n`` pairs (or

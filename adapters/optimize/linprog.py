@@ -12,7 +12,7 @@ import jaxbridge as jb
 from .._shared._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
 from ._lp_optimum import Optimum
-from ._scipy_forms import bound_arrays, refuse_scipy_bounds, refuse_unsupported
+from ._scipy_forms import bound_arrays, floating, refuse_scipy_bounds, refuse_unsupported
 
 
 class Linprog(MayFail):
@@ -197,6 +197,6 @@ def linprog(
             ),
         },
     )
-    c = jnp.asarray(c)
+    (c,) = floating(c)
     lower, upper = bound_arrays("linprog", bounds, c.shape[-1], c.dtype)
     return Linprog(method, on_failure=on_failure)(c, A_ub, b_ub, A_eq, b_eq, lower, upper)

@@ -13,7 +13,7 @@ import jaxbridge as jb
 
 from .._shared._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
-from ._scipy_forms import refuse_scipy_bounds, refuse_unsupported
+from ._scipy_forms import floating, refuse_scipy_bounds, refuse_unsupported
 
 _TIGHT = 1e-7  # an entry this close to a bound, relative to its size, is at it (trf stops
 # within about 5e-9 of it; its active_mask missed 6 of 300 random problems' bounded entries)
@@ -61,10 +61,10 @@ class LsqLinear(MayFail):
     def __call__(self, A: Any, b: Any, lb: Any = None, ub: Any = None) -> Any:  # noqa: N803
         for name, value in (("lb", lb), ("ub", ub)):
             refuse_scipy_bounds("LsqLinear", name, value, "optimize.lsq_linear(A, b, bounds)")
-        n = jnp.shape(A)[-1]
-        dtype = jnp.result_type(A, b)
-        lb = jnp.full(n, -jnp.inf, dtype) if lb is None else lb
-        ub = jnp.full(n, jnp.inf, dtype) if ub is None else ub
+        A, b = floating(A, b)  # noqa: N806 (SciPy's name)
+        n = A.shape[-1]
+        lb = jnp.full(n, -jnp.inf, A.dtype) if lb is None else lb
+        ub = jnp.full(n, jnp.inf, A.dtype) if ub is None else ub
         return super().__call__(A, b, lb, ub)
 
     def __post_init__(self) -> None:
@@ -268,8 +268,8 @@ def lsq_linear(
             "lsq_linear: argument 'bounds' must be SciPy's (lb, ub), each a number or an "
             f"array of one bound per variable; got {bounds!r}."
         )
-    n = jnp.shape(A)[-1]
-    dtype = jnp.result_type(A, b)
-    lb, ub = (jnp.broadcast_to(jnp.asarray(v, dtype), (n,)) for v in bounds)
+    A, b = floating(A, b)  # noqa: N806 (SciPy's name)
+    n = A.shape[-1]
+    lb, ub = (jnp.broadcast_to(jnp.asarray(v, A.dtype), (n,)) for v in bounds)
     solver = LsqLinear(method=method, tol=tol, max_iter=max_iter, on_failure=on_failure)
     return solver(A, b, lb, ub)

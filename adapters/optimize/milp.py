@@ -14,7 +14,7 @@ import jaxbridge as jb
 from .._shared._failure import MayFail, OnFailure, require_finite
 from .._shared._fixed import HoldsFixed
 from ._implicit import OptimizeError
-from ._scipy_forms import box_arrays, constraint_arrays, refuse_unsupported
+from ._scipy_forms import box_arrays, constraint_arrays, floating, refuse_unsupported
 
 _JUMPS = (
     "an integer solution moves by whole steps, so the optimum jumps where it changes, and "
@@ -214,9 +214,8 @@ def milp(
             f"{', '.join(map(repr, _OPTIONS))} (others, passed to HiGHS verbatim by SciPy, "
             "are not)."
         )
-    c = jnp.asarray(c)
-    n = c.shape[-1]
-    dtype = c.dtype if jnp.issubdtype(c.dtype, jnp.floating) else jnp.result_type(float)
+    (c,) = floating(c)
+    n, dtype = c.shape[-1], c.dtype
     codes = jnp.broadcast_to(jnp.asarray(0 if integrality is None else integrality), (n,))
     lower, upper = box_arrays("milp", bounds, n, dtype)
     a, b_l, b_u = constraint_arrays("milp", constraints, n, dtype)
