@@ -182,28 +182,72 @@ def solve(
 
     ``b`` is (n,) or, as SciPy reads any other shape, (..., n, k): k right-hand sides,
     solved with one factorization of ``a`` (..., n, n). ``transposed=True`` solves
-    ``aᵀ x = b``. ``assume_a`` is ``"gen"`` (also for ``None``, SciPy's default) or
-    ``"pos"``; ``"pos"`` reads ``a`` as ``(a + aᵀ) / 2`` where SciPy reads one triangle
-    (``lower``): the same for a symmetric ``a``. The other structures SciPy takes are
-    refused by name. ``check_finite`` and the ``overwrite_*`` hints change nothing here: a
-    non-finite ``a`` or ``b`` is always refused, and JAX's arrays are never overwritten.
-    ``on_failure`` is ``LinearSolve``'s.
+    ``aᵀ x = b``. ``assume_a`` takes SciPy's structures, short or long names, and reads
+    what SciPy reads of ``a``: ``"pos"`` (``"positive definite"``), ``"sym"`` and ``"her"``
+    one triangle (``lower``), mirrored, ``"diagonal"``, ``"tridiagonal"`` and the
+    triangular ones their entries alone; ``None`` and ``"gen"`` (``"general"``) the whole
+    matrix. ``"pos"`` factorizes by Cholesky, the others by LU; ``"banded"`` is refused.
+    The derivative in the entries SciPy does not read is 0. ``check_finite`` and the
+    ``overwrite_*`` hints change nothing here: a non-finite ``a`` or ``b`` is always
+    refused, and JAX's arrays are never overwritten. ``on_failure`` is ``LinearSolve``'s.
     """
-    kind = "gen" if assume_a is None else assume_a
-    if kind not in ("gen", "pos"):
+    if assume_a not in _STRUCTURES:
         raise ValueError(
-            f"solve: assume_a={assume_a!r} is not supported; LinearSolve factorizes general "
-            "matrices ('gen', or None) and symmetric positive definite ones ('pos'). Pass "
-            "one of those (a 'sym' or 'her' matrix solves as 'gen')."
+            f"solve: assume_a={assume_a!r} is not supported; SciPy's structures are taken "
+            f"({', '.join(repr(k) for k in _STRUCTURES)}), not 'banded' (its bandwidths are "
+            "SciPy's guess: pass the matrix as 'gen')."
         )
-    del lower, overwrite_a, overwrite_b, check_finite  # (see the docstring)
-    a = jnp.asarray(a)
+    del overwrite_a, overwrite_b, check_finite  # (see the docstring)
+    a = _as_read(jnp.asarray(a), _STRUCTURES[assume_a], lower)
     if transposed:
         a = jnp.swapaxes(a, -1, -2)
+    kind = "pos" if _STRUCTURES[assume_a] == "pos" else "gen"
     adapter = LinearSolve(assume_a=kind, on_failure=on_failure)
     if jnp.ndim(b) == 1:
         return adapter(a, b)
     return jax.vmap(adapter, in_axes=(None, -1), out_axes=-1)(a, b)
+
+
+_STRUCTURES = {
+    None: "gen",
+    "gen": "gen",
+    "general": "gen",
+    "pos": "pos",
+    "positive definite": "pos",
+    "sym": "sym",
+    "symmetric": "sym",
+    "her": "her",
+    "hermitian": "her",
+    "diagonal": "diagonal",
+    "tridiagonal": "tridiagonal",
+    "upper triangular": "upper",
+    "lower triangular": "lower",
+}
+"""SciPy's names for ``assume_a`` (1.17), each to the part of ``a`` that SciPy reads."""
+
+
+def _as_read(a: jax.Array, structure: str, lower: bool) -> jax.Array:
+    """``a`` as SciPy reads it for ``structure``: a symmetric (Hermitian) one from its
+    ``lower`` or upper triangle, a banded or triangular one from its band."""
+    if structure == "gen":
+        return a
+    if structure in ("pos", "sym", "her"):
+        part = jnp.tril(a) if lower else jnp.triu(a)
+        strict = jnp.tril(a, -1) if lower else jnp.triu(a, 1)
+        mirror = jnp.swapaxes(strict, -1, -2)
+        # (a Hermitian one, positive definite ones too, mirrors the conjugate)
+        return part + (mirror if structure == "sym" else jnp.conj(mirror))
+    below, above = {
+        "diagonal": (0, 0),
+        "tridiagonal": (1, 1),
+        "upper": (0, None),
+        "lower": (None, 0),
+    }[structure]
+    if below is not None:
+        a = jnp.triu(a, -below)
+    if above is not None:
+        a = jnp.tril(a, above)
+    return a
 
 
 class _LUSolve(jb.Adapter):
