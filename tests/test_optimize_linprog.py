@@ -8,6 +8,7 @@ import pytest
 import scipy.optimize
 
 from jaxbridge import host_errors
+from jaxbridge.adapters import optimize
 from jaxbridge.adapters.optimize import Linprog, OptimizeError
 from jaxbridge.testing import check_adapter
 
@@ -278,3 +279,32 @@ def test_no_unknowns_is_refused_naming_c():
             Linprog()(*args)
         with pytest.raises(ValueError, match="Linprog.*'c' has no entries"), host_errors():
             jax.jit(Linprog())(*args)[1].block_until_ready()
+
+
+def test_funs_gradient_in_c_alone_is_x_where_more_constraints_hold_than_unknowns():
+    """At a vertex where x is unique but 3 constraints hold for 2 unknowns, the multipliers
+    are not unique, yet d fun / d c = x: the backward asked for the multipliers anyway and
+    refused. The multipliers' own derivatives (in b_ub) stay refused there, and so does x's."""
+    a_ub, b_ub, c = (
+        np.array([[1.0, 0], [0, 1], [1, 1]]),
+        np.array([1.0, 1, 2]),
+        np.array([-1.0, -1]),
+    )
+
+    def fun(c):
+        return optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None))[1]
+
+    def scipy_fun(c):
+        return scipy.optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None)).fun
+
+    with jax.enable_x64(True):
+        for h in (1e-3, 1e-5):
+            steps = [(scipy_fun(c + h * e) - scipy_fun(c - h * e)) / (2 * h) for e in np.eye(2)]
+            np.testing.assert_allclose(jax.grad(fun)(c), steps, rtol=1e-9)
+            np.testing.assert_allclose(jax.jit(jax.grad(fun))(c), steps, rtol=1e-9)
+        with pytest.raises(Exception, match="degenerate"):
+            jax.grad(lambda b: optimize.linprog(c, A_ub=a_ub, b_ub=b, bounds=(None, None))[1])(b_ub)
+        with pytest.raises(Exception, match="degenerate"):
+            jax.grad(
+                lambda c: optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None))[0][0]
+            )(c)

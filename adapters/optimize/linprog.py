@@ -117,6 +117,16 @@ class Linprog(MayFail):
             x, fun = self.nan_on_failure(error, c.shape, ())
         return np.asarray(x, dtype), np.asarray(fun, dtype)
 
+    def pullback(self, res, g, *, wanted=None):
+        # fun's derivative in c alone is x wherever x is optimal: the multipliers, which
+        # may not be unique (more constraints tight than unknowns), are not needed for it.
+        # x's own part still goes to the host, which refuses it where x has no derivative.
+        if wanted is not None and wanted <= {"c"}:
+            gx, gf = g
+            got = super().pullback(res, (gx, jnp.zeros_like(gf)))
+            return (got[0] + gf[..., None] * res[7], *got[1:])
+        return super().pullback(res, g)
+
     def backward(self, res, g):
         c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, _ = res
         gx, gf = g
