@@ -208,3 +208,21 @@ def test_no_distances_are_empty_eager_jitted_and_differentiated(metric):
     np.testing.assert_array_equal(grad, np.zeros((1, 2)))
     np.testing.assert_array_equal(grad_a, np.zeros((2, 2)))
     assert tangent.shape == (2, 0)
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1e-80, 1e80, 1e160])
+@pytest.mark.parametrize("metric", ["cosine", "correlation", "braycurtis", "canberra"])
+def test_scale_free_metrics_have_exact_derivatives_at_any_scale(metric, scale):
+    """These distances do not change when the points are scaled by s, so their Jacobians at
+    s x are the Jacobians at x (checked against SciPy's differences above) over s. Squares
+    of entries of 1e80 over- and underflowed: cosine's gradient was off by a factor of 3 (or
+    inf), correlation's 20% (or NaN), braycurtis' and canberra's 20% beyond 1e155."""
+    with jax.enable_x64(True):
+        xa, xb = jnp.asarray(XA), jnp.asarray(XB)
+        for jacobian in (jax.jacrev, jax.jacfwd):
+            want_c = jacobian(lambda a: Cdist(metric)(a, xb))(xa)
+            got_c = jacobian(lambda a: Cdist(metric)(a, scale * xb))(scale * xa)
+            np.testing.assert_allclose(scale * got_c, want_c, rtol=1e-12, atol=1e-14)
+            want_p = jacobian(Pdist(metric))(xa)
+            got_p = jacobian(Pdist(metric))(scale * xa)
+            np.testing.assert_allclose(scale * got_p, want_p, rtol=1e-12, atol=1e-14)

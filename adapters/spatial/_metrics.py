@@ -65,7 +65,24 @@ def minkowski(xa, xb, p, w):
     return _safe_root(_weighted_sum(_abs(_differences(xa, xb)) ** p, w), p)
 
 
+def _held_size(x: jax.Array, axis: int | None = -1) -> jax.Array:
+    """The largest magnitude of ``x`` along ``axis`` (or, for ``None``, elementwise),
+    held constant for differentiation; 1 where it is 0 or not finite."""
+    size = jnp.abs(x) if axis is None else jnp.max(jnp.abs(x), axis, keepdims=True)
+    size = jax.lax.stop_gradient(size)
+    return jnp.where((size > 0) & jnp.isfinite(size), size, 1)
+
+
+# The metrics below do not change when their arguments are scaled (cosine and correlation:
+# each row; braycurtis: a pair of rows together; canberra: each coordinate of a pair), so
+# they are computed on arguments divided by their size, held constant: f(x / c) is f for
+# every c > 0, so the value and every derivative are f's, and no square or product
+# over- or underflows (rows of size 1e160 or 1e-160 gave derivatives off by a factor of 3,
+# inf or NaN).
+
+
 def cosine(xa, xb, p, w):
+    xa, xb = xa / _held_size(xa), xb / _held_size(xb)
     na, nb = (
         jnp.linalg.norm(x, axis=-1) if w is None else jnp.sqrt(jnp.sum(w[..., None, :] * x**2, -1))
         for x in (xa, xb)
@@ -74,6 +91,7 @@ def cosine(xa, xb, p, w):
 
 
 def correlation(xa, xb, p, w):
+    xa, xb = xa / _held_size(xa), xb / _held_size(xb)  # (centring next: cosine scales again)
     if w is None:
         return cosine(xa - xa.mean(-1, keepdims=True), xb - xb.mean(-1, keepdims=True), p, w)
     w = w / jnp.sum(w, -1, keepdims=True)  # (SciPy's weighted means)
@@ -82,13 +100,16 @@ def correlation(xa, xb, p, w):
 
 
 def braycurtis(xa, xb, p, w):
-    sums = _weighted_sum(_abs(xa[..., :, None, :] + xb[..., None, :, :]), w)
-    return cityblock(xa, xb, p, w) / sums
+    size = jnp.maximum(_held_size(xa)[..., :, None, :], _held_size(xb)[..., None, :, :])
+    a, b = xa[..., :, None, :] / size, xb[..., None, :, :] / size
+    return _weighted_sum(_abs(a - b), w) / _weighted_sum(_abs(a + b), w)
 
 
 def canberra(xa, xb, p, w):
-    numerator = _abs(_differences(xa, xb))
-    denominator = _abs(xa)[..., :, None, :] + _abs(xb)[..., None, :, :]
+    a, b = xa[..., :, None, :], xb[..., None, :, :]
+    size = jnp.maximum(_held_size(a, None), _held_size(b, None))
+    a, b = a / size, b / size
+    numerator, denominator = _abs(a - b), _abs(a) + _abs(b)
     # SciPy's 0/0 terms are 0
     terms = jnp.where(denominator > 0, numerator / jnp.where(denominator > 0, denominator, 1), 0)
     return _weighted_sum(terms, w)
