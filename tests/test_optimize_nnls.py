@@ -135,3 +135,22 @@ def test_a_multiplier_is_judged_against_its_own_terms_not_the_whole_residual():
     np.testing.assert_allclose(expected, [[1, 0, 0], [0, 0, 0]], atol=1e-9)
     np.testing.assert_allclose(reverse, expected, atol=1e-9)
     np.testing.assert_allclose(forward, expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("relative", [1e-8, 1e-4])
+def test_rnorms_gradient_in_b_is_the_unit_residual_when_the_fit_is_nearly_exact(relative):
+    """A small but real residual (relative 1e-8): d rnorm / d b = r / |r|, with r = b - A x,
+    for x in the interior of the positive cone (only exact fits were tested, where the
+    residual's direction is undefined)."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((6, 3))
+    x = np.array([1.0, 2.0, 0.5])  # all positive: the free set is every unknown
+    q, _ = np.linalg.qr(a, mode="complete")
+    off = q[:, 3] * relative * np.linalg.norm(a @ x)  # orthogonal to A's range
+    b = a @ x + off
+    with jax.enable_x64(True):
+        got = jax.grad(lambda b: Nnls()(a, b)[1])(b)
+        got_jit = jax.jit(jax.grad(lambda b: Nnls()(a, b)[1]))(b)
+    unit = off / np.linalg.norm(off)  # the residual's direction, by construction
+    np.testing.assert_allclose(got, unit, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got_jit, unit, rtol=1e-6, atol=1e-9)

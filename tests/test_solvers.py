@@ -507,3 +507,26 @@ def test_linear_solve_derivatives_of_any_order():
         for order in range(1, 5):
             bridged, native = jax.grad(bridged), jax.grad(native)
             np.testing.assert_allclose(jax.jit(bridged)(1.3), jax.jit(native)(1.3), rtol=1e-12)
+
+
+@pytest.mark.parametrize("copies", [1, 14], ids=["batched LAPACK", "a larger batch"])
+@pytest.mark.parametrize("assume_a", ["pos", "gen"])
+def test_a_batch_with_one_matrix_singular_to_working_precision(assume_a, copies):
+    """diag(1, 1e-17) is positive but singular to working precision: in a batch it is
+    refused by name (eagerly and under jit), or is NaN alone under on_failure='nan', the
+    others solved (the batched condition bound had no test)."""
+    a = np.stack(
+        [np.diag([2.0, 3.0]), np.diag([1.0, 1e-17]), np.array([[4.0, 1], [1, 3]])] * copies
+    )
+    b = np.ones((len(a), 2))
+    with jax.enable_x64(True):
+        for call in (LinearSolve(assume_a=assume_a), jax.jit(LinearSolve(assume_a=assume_a))):
+            with pytest.raises(Exception, match="singular to working precision"):
+                jax.block_until_ready(call(a, b))
+        for call in (LinearSolve(assume_a=assume_a, on_failure="nan"),):
+            for x in (call(a, b), jax.jit(call)(a, b)):
+                x = np.asarray(x)
+                assert np.isnan(x[1::3]).all()
+                good = [i for i in range(len(a)) if i % 3 != 1]
+                want = np.linalg.solve(a[good], b[good][..., None])[..., 0]
+                np.testing.assert_allclose(x[good], want, rtol=1e-14)

@@ -86,3 +86,25 @@ def test_points_shared_by_a_batch_get_the_sum_of_its_gradients():
         first = jax.grad(masked, argnums=1)(XA[CLEAN], XB)
         second = jax.grad(masked, argnums=1)(other, XB)
     np.testing.assert_allclose(shared, first + second, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("row", [0, 2, 4])
+@pytest.mark.parametrize("metric", ["euclidean", "cityblock", "cosine", "correlation"])
+def test_pdist_a_nan_row_anywhere_has_nan_pairs_and_keeps_out_of_the_others(metric, row):
+    """Pdist's reverse mode with the NaN point first, inside or last: its pairs' Jacobian
+    rows are NaN in its own coordinates, as forward mode says, and every other pair's is
+    the pdist of the points without it."""
+    points = RNG.normal(size=(5, 2))
+    points[row, 0] = np.nan
+    keep = [i for i in range(5) if i != row]
+    with jax.enable_x64(True):
+        reverse = np.asarray(jax.jacrev(lambda x: spatial.pdist(x, metric))(points))
+        forward = np.asarray(jax.jacfwd(lambda x: spatial.pdist(x, metric))(points))
+        clean = np.asarray(jax.jacrev(lambda x: spatial.pdist(x, metric))(points[keep]))
+    np.testing.assert_array_equal(np.isnan(reverse), np.isnan(forward))
+    pairs = [(i, j) for i in range(5) for j in range(i + 1, 5)]
+    mine = [k for k, pair in enumerate(pairs) if row in pair]
+    others = [k for k, pair in enumerate(pairs) if row not in pair]
+    assert np.isnan(reverse[mine][:, row]).all()
+    np.testing.assert_allclose(reverse[others][:, keep], clean, rtol=1e-13, atol=1e-15)
+    assert (reverse[others][:, row] == 0).all()
