@@ -164,18 +164,88 @@ def test_query_ball_point_counts_are_scipys():
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: KDTree(DATA, leafsize=4), "KDTree: argument 'leafsize'"),
-        (lambda: KDTree(DATA, balanced_tree=False), "KDTree: argument 'balanced_tree'"),
         (lambda: KDTree(DATA, boxsize=10.0), "KDTree: argument 'boxsize'"),
         (lambda: KDTree(DATA[0]), "KDTree: argument 'data' must be"),
-        (lambda: KDTree(DATA).query(X, workers=-1), "KDTree.query: argument 'workers'"),
         (lambda: KDTree(DATA).query(X, 0), "KDTree.query: argument 'k'"),
         (lambda: KDTree(DATA).query(X, [0, 1]), "KDTree.query: argument 'k'"),
         (lambda: KDTree(DATA).query(X, 1.5), "KDTree.query: argument 'k'"),
         (lambda: KDTree(DATA).query(X[:, :2]), "KDTree.query: argument 'x'"),
     ],
-    ids=["leafsize", "balanced_tree", "boxsize", "data", "workers", "k0", "rank0", "kfloat", "x"],
+    ids=["boxsize", "data", "k0", "rank0", "kfloat", "x"],
 )
 def test_what_kdtree_does_not_take_is_refused_by_name(make, message):
     with jax.enable_x64(True), pytest.raises((TypeError, ValueError), match=message):
         make()
+
+
+def test_scipys_tree_options_and_workers_are_taken_and_change_no_answer():
+    """leafsize, balanced_tree, compact_nodes, copy_data and workers shape SciPy's tree and
+    threads, not its answer: a port passing them was refused."""
+    options = dict(leafsize=4, balanced_tree=False, compact_nodes=False, copy_data=True)
+    tree = scipy.spatial.KDTree(DATA, **options)
+    want_d, want_i = tree.query(X, k=3, workers=-1)
+    with jax.enable_x64(True):
+        got_d, got_i = KDTree(DATA, **options).query(X, k=3, workers=-1)
+        counts = KDTree(DATA, leafsize=2).query_ball_point(X, 1.2, workers=4, return_length=True)
+    np.testing.assert_array_equal(got_i, want_i)
+    np.testing.assert_allclose(got_d, want_d, rtol=1e-15)
+    np.testing.assert_array_equal(counts, tree.query_ball_point(X, 1.2, return_length=True))
+
+
+TWO_VECTOR = ["braycurtis", "canberra", "chebyshev", "cityblock", "correlation", "cosine"]
+TWO_VECTOR += ["euclidean", "sqeuclidean"]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name", TWO_VECTOR)
+def test_scipys_two_vector_distances_and_their_gradients(name, weighted):
+    u, v = RNG.normal(size=4), RNG.normal(size=4)
+    extra = (RNG.uniform(0.5, 2.0, 4),) if weighted else ()
+    want = getattr(scipy.spatial.distance, name)(u, v, *extra)
+    with jax.enable_x64(True):
+        got = getattr(distance, name)(u, v, *extra)
+        grad = jax.grad(getattr(distance, name))(jnp.asarray(u), v, *extra)
+    assert float(got) == pytest.approx(want, rel=1e-14)
+    h, eye = 1e-6, np.eye(4)
+    steps = [
+        (getattr(scipy.spatial.distance, name)(u + h * e, v, *extra)
+         - getattr(scipy.spatial.distance, name)(u - h * e, v, *extra)) / (2 * h)
+        for e in eye
+    ]  # fmt: skip
+    np.testing.assert_allclose(grad, steps, rtol=1e-6, atol=1e-9)
+
+
+def test_the_parametrised_two_vector_distances_are_scipys():
+    u, v = RNG.normal(size=4), RNG.normal(size=4)
+    w, V = RNG.uniform(0.5, 2.0, 4), RNG.uniform(0.5, 2.0, 4)  # noqa: N806
+    m = RNG.normal(size=(4, 4))
+    VI = m @ m.T + np.eye(4)  # noqa: N806
+    sd = scipy.spatial.distance
+    with jax.enable_x64(True):
+        pairs = [
+            (distance.minkowski(u, v, 3, w), sd.minkowski(u, v, 3, w)),
+            (distance.seuclidean(u, v, V), sd.seuclidean(u, v, V)),
+            (distance.mahalanobis(u, v, VI), sd.mahalanobis(u, v, VI)),
+            (distance.correlation(u, v, centered=False), sd.correlation(u, v, centered=False)),
+        ]
+    for got, want in pairs:
+        assert float(got) == pytest.approx(want, rel=1e-14)
+    with pytest.raises(ValueError, match="distance.euclidean: arguments 'u' and 'v' must be"):
+        distance.euclidean(np.ones((2, 3)), np.ones((2, 3)))
+
+
+def test_squareform_both_ways_as_scipy_and_differentiable():
+    condensed = scipy.spatial.distance.pdist(DATA[:6])
+    square = scipy.spatial.distance.squareform(condensed)
+    with jax.enable_x64(True):
+        np.testing.assert_array_equal(distance.squareform(condensed), square)
+        np.testing.assert_array_equal(distance.squareform(square), condensed)
+        np.testing.assert_array_equal(jax.jit(distance.squareform)(condensed), square)
+        # the matrix's sum counts each pair twice
+        grad = jax.grad(lambda x: distance.squareform(spatial.pdist(x)).sum())(DATA[:6])
+        want = jax.grad(lambda x: 2 * spatial.pdist(x).sum())(DATA[:6])
+    np.testing.assert_allclose(grad, want, rtol=1e-14)
+    with pytest.raises(ValueError, match="squareform: 'X' must be symmetric"):
+        distance.squareform(square + np.triu(np.ones((6, 6)), 1))
+    with pytest.raises(ValueError, match="are not the pairs of any number of points"):
+        distance.squareform(np.ones(4))

@@ -14,7 +14,6 @@ from .kdtree_ball_count import KDTreeBallCount
 from .kdtree_query import KDTreeQuery
 
 # SciPy's arguments that change how the tree is built or the query is run, not the answer
-_TREE_DEFAULTS = {"leafsize": 10, "compact_nodes": True, "copy_data": False, "balanced_tree": True}
 
 
 class KDTree:
@@ -23,9 +22,10 @@ class KDTree:
     query, from ``data`` as it is then: ``data`` may be traced).
 
     ``data`` is (n, m). SciPy's ``leafsize``, ``compact_nodes``, ``copy_data`` and
-    ``balanced_tree`` are taken at their defaults only (they shape SciPy's tree, not the
-    answer: the tree is built with the defaults), and ``boxsize`` (a periodic space) is
-    refused: a ``TypeError`` names the argument.
+    ``balanced_tree`` are accepted and change nothing (they shape SciPy's tree, not its
+    distances; the tree is built with SciPy's defaults at each query, so equidistant
+    neighbours come in that tree's order), and ``boxsize`` (a periodic space) is refused: a
+    ``TypeError`` names the argument.
 
     Examples:
         >>> import numpy as np
@@ -45,19 +45,8 @@ class KDTree:
         balanced_tree: bool = True,
         boxsize: Any = None,
     ) -> None:
-        given = {
-            "leafsize": leafsize,
-            "compact_nodes": compact_nodes,
-            "copy_data": copy_data,
-            "balanced_tree": balanced_tree,
-        }
-        for name, value in given.items():
-            if value != _TREE_DEFAULTS[name]:
-                raise TypeError(
-                    f"KDTree: argument {name!r} is taken at SciPy's default only "
-                    f"({_TREE_DEFAULTS[name]!r}): the tree is built by SciPy at each query "
-                    f"with its defaults (the answer does not depend on it); got {value!r}."
-                )
+        # (SciPy's tree options, accepted: they shape SciPy's tree, not its answer)
+        del leafsize, compact_nodes, copy_data, balanced_tree
         if boxsize is not None:
             raise TypeError(
                 "KDTree: argument 'boxsize' (a periodic space) is not supported: the "
@@ -88,13 +77,9 @@ class KDTree:
         those neighbours, (..., len(k)), ``[1]`` keeping the axis. A neighbour beyond
         ``distance_upper_bound`` is missing: distance ``inf``, index ``n``. The indices are
         int32; the distances are differentiable in ``x`` and ``data`` (see
-        ``KDTreeQuery``). ``workers`` is taken at 1 only (``vmap`` over query sets is one
-        host call)."""
-        if workers != 1:
-            raise TypeError(
-                "KDTree.query: argument 'workers' is taken at 1 only: a query set is one host "
-                f"call (vmap over query sets is one call too); got {workers!r}."
-            )
+        ``KDTreeQuery``). ``workers`` is accepted and changes nothing (a query set, and
+        ``vmap`` over query sets, is one host call)."""
+        del workers  # (accepted: a query set is one host call; the answer is the same)
         ranks = _ranks(k)
         x = jnp.asarray(x)
         if x.ndim == 0 or x.shape[-1] != self.m:
@@ -130,11 +115,7 @@ class KDTree:
                 "lists of indices differ in length from point to point and are no JAX array; "
                 "the counts are (use query(x, k) for neighbours' indices)."
             )
-        if workers != 1:
-            raise TypeError(
-                "KDTree.query_ball_point: argument 'workers' is taken at 1 only: a query set "
-                f"is one host call; got {workers!r}."
-            )
+        del workers  # (accepted: a query set is one host call; the answer is the same)
         return KDTreeBallCount(p=p, eps=eps)(self.data, x, r)
 
 
