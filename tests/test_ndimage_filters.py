@@ -392,8 +392,6 @@ def test_correlate1d_forward_mode_is_the_linear_part_with_every_constant(mode, c
     h = 1e-6
 
     def scipy_f(t):
-        return ndi.correlate1d(
-            image + t * ti, weights + t * tw, axis=1, mode=mode, cval=cval
-        )
+        return ndi.correlate1d(image + t * ti, weights + t * tw, axis=1, mode=mode, cval=cval)
 
     np.testing.assert_allclose(tangent, (scipy_f(h) - scipy_f(-h)) / (2 * h), rtol=1e-6, atol=1e-8)
