@@ -228,3 +228,20 @@ def test_integer_arrays_are_solved_in_floating_point_as_scipy_solves_them(call):
         else expected.cost,
         abs=1e-9,
     )
+
+
+def test_scalar_c_and_right_hand_sides_and_a_bounds_object_are_scipys():
+    with jax.enable_x64(True):
+        x, fun = optimize.linprog(-1, A_ub=[[1]], b_ub=4)
+        x2, _ = optimize.linprog([-1, -2], A_ub=[[1, 1]], b_ub=4, A_eq=[[1, -1]], b_eq=1)
+        x3, _ = optimize.lsq_linear(
+            np.eye(2), np.ones(2), bounds=scipy.optimize.Bounds([0, 0], [0.5, 0.7])
+        )
+    np.testing.assert_allclose(x, scipy.optimize.linprog(-1, A_ub=[[1]], b_ub=4).x, atol=1e-12)
+    assert float(fun) == pytest.approx(-4.0, abs=1e-12)
+    want = scipy.optimize.linprog([-1, -2], A_ub=[[1, 1]], b_ub=4, A_eq=[[1, -1]], b_eq=1).x
+    np.testing.assert_allclose(x2, want, atol=1e-12)
+    bounds = scipy.optimize.Bounds([0, 0], [0.5, 0.7])
+    np.testing.assert_allclose(
+        x3, scipy.optimize.lsq_linear(np.eye(2), np.ones(2), bounds=bounds).x, atol=1e-12
+    )

@@ -208,5 +208,7 @@ def linprog(
         },
     )
     (c,) = floating(c)
+    c = jnp.atleast_1d(c)  # (SciPy's scalars: one unknown; one constraint, below)
+    b_ub, b_eq = (None if v is None else jnp.atleast_1d(jnp.asarray(v)) for v in (b_ub, b_eq))
     lower, upper = bound_arrays("linprog", bounds, c.shape[-1], c.dtype)
     return Linprog(method, on_failure=on_failure)(c, A_ub, b_ub, A_eq, b_eq, lower, upper)

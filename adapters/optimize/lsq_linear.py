@@ -263,6 +263,8 @@ def lsq_linear(
             "verbose": (verbose, 0, "SciPy's report is not shown (the solve runs on the host)"),
         },
     )
+    if isinstance(bounds, scipy.optimize.Bounds):
+        bounds = (bounds.lb, bounds.ub)
     if not (isinstance(bounds, (list, tuple)) and len(bounds) == 2):
         raise ValueError(
             "lsq_linear: argument 'bounds' must be SciPy's (lb, ub), each a number or an "
