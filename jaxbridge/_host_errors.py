@@ -69,14 +69,14 @@ def host_errors() -> Iterator[None]:
     raised as the exception the adapter raised, with its message, JAX's wrapper as its
     context::
 
-        with jaxbridge.host_errors():
-            try:
+        try:
+            with jaxbridge.host_errors():
                 value = jax.jit(f)(x).block_until_ready()
-            except InterpolationFailure:
-                ...
+        except InterpolationFailure:
+            ...
 
-    Read the results inside the block: an error that surfaces after it is left stays JAX's
-    wrapper. An error that quotes no bridged error (XLA's own, an out-of-memory) passes
+    The ``try`` goes around the block, which converts the error as it is left. Read the
+    results inside the block: an error that surfaces after it is left stays JAX's wrapper. An error that quotes no bridged error (XLA's own, an out-of-memory) passes
     through unchanged.
     """
     global _active

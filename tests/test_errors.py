@@ -565,3 +565,29 @@ def test_an_adapter_on_a_library_that_is_not_installed_is_an_import_error(monkey
     for call in (OnLibrary(), jax.jit(OnLibrary())):
         with pytest.raises(ImportError, match=f"arrays = '{library}' needs {library}"):
             call(jnp.ones(3))
+
+
+def test_the_documented_host_errors_pattern_catches_the_hosts_own_type():
+    """The docs' pattern, run as written there (writing-an-adapter.md, Errors): the try
+    around the block catches the host's exception type under jit. Written with the try
+    inside the block, as the docs had it, the except saw JAX's error instead."""
+    import re
+    from pathlib import Path
+
+    from jaxbridge.adapters import InterpolationFailure
+
+    class Refusing(jb.Adapter):
+        signature = "(n)->(n)"
+
+        def forward(self, x):
+            raise InterpolationFailure("no spline through these points")
+
+    text = (Path(__file__).parent.parent / "docs" / "writing-an-adapter.md").read_text()
+    (snippet,) = [c for c in re.findall(r"```python\n(.*?)```", text, re.S) if "host_errors()" in c]
+    caught = []
+    namespace = {"jax": jax, "jaxbridge": jb, "f": Refusing(), "x": jnp.ones(3)}
+    exec(
+        compile(snippet.replace("    ...", "    caught.append(True)"), "docs", "exec"),
+        namespace | {"caught": caught},
+    )
+    assert caught == [True]
