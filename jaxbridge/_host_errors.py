@@ -76,8 +76,9 @@ def host_errors() -> Iterator[None]:
             ...
 
     The ``try`` goes around the block, which converts the error as it is left. Read the
-    results inside the block: an error that surfaces after it is left stays JAX's wrapper. An error that quotes no bridged error (XLA's own, an out-of-memory) passes
-    through unchanged.
+    results inside the block: an error that surfaces after it is left stays JAX's wrapper.
+    An error that quotes no bridged error (XLA's own, an out-of-memory) passes through
+    unchanged.
     """
     global _active
     with _lock:

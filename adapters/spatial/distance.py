@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 
 from ._distances import Metric
 from .cdist import Cdist
@@ -189,7 +189,7 @@ def squareform(X: Any, force: str = "no", checks: bool = True) -> Any:  # noqa: 
         return upper + upper.T
     if X.ndim != 2 or X.shape[0] != X.shape[1]:
         raise ValueError(f"squareform: 'X' must be a square matrix; got shape {X.shape}.")
-    if checks and not isinstance(X, jax.core.Tracer):
+    if checks and not isinstance(X, Tracer):
         value = np.asarray(X)
         if not (np.array_equal(value, value.T) and not np.diagonal(value).any()):
             raise ValueError(
