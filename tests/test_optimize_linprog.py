@@ -308,3 +308,25 @@ def test_funs_gradient_in_c_alone_is_x_where_more_constraints_hold_than_unknowns
             jax.grad(
                 lambda c: optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None))[0][0]
             )(c)
+
+
+def test_a_slack_of_005_beside_rows_of_1e6_and_x_of_1e3_is_no_tight_constraint():
+    """x = [1e-3, 1e-3] is a clean vertex of rows of size 1e6: the third row's slack is
+    0.05. The tightness test's absolute unit read it as tight and refused the optimum as
+    'degenerate: 3 constraints hold'; HiGHS's marginals are [-1e-6, -1e-6, 0], and SciPy's
+    differences agree."""
+    c, a_ub = np.array([-2.0, -1.0]), np.array([[1e6, 1e6], [1e6, 0.0], [1e6, 0.0]])
+    b_ub = np.array([2e3, 1e3, 1e3 + 0.05])
+
+    def scipy_fun(b):
+        return scipy.optimize.linprog(c, A_ub=a_ub, b_ub=b, bounds=(None, None)).fun
+
+    with jax.enable_x64(True):
+        got = jax.grad(lambda b: optimize.linprog(c, A_ub=a_ub, b_ub=b, bounds=(None, None))[1])(
+            b_ub
+        )
+    highs = scipy.optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None))
+    np.testing.assert_allclose(got, highs.ineqlin.marginals, rtol=1e-9, atol=1e-15)
+    h = 1e-3
+    steps = [(scipy_fun(b_ub + h * e) - scipy_fun(b_ub - h * e)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(got, steps, rtol=1e-6, atol=1e-12)

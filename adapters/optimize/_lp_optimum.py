@@ -13,6 +13,7 @@ import scipy.optimize
 from ._implicit import OptimizeError
 
 _TIGHT = 1e-7  # a constraint this close to equality, relative to its scale, holds at x
+_FLOOR = 1e-6  # an entry of x counts as at least this much of the largest in a row's scale
 _ZERO = 1e-9  # a multiplier this small, relative to its own size (_sizes), is no multiplier
 _DEPENDENT = 1e-9  # a singular value this small, relative to the largest (rows of unit
 # norm), makes the rows dependent
@@ -29,8 +30,11 @@ class Optimum:
         # each constraint on its own scale: a row's from its own terms, a bound's from its
         # entry (one scale from the largest |x| read a narrow box as "at lower" beside a
         # large entry, and refused a good vertex as having too many constraints)
+        # (a row's entries with a floor relative to the solution's size, not an absolute 1:
+        # a slack of 0.05 beside x = 1e-3 and rows of 1e6 was read as tight)
+        floor = _FLOOR * np.abs(x).max(initial=0)
         tight_ub = np.abs(b_ub - a_ub @ x) <= _TIGHT * (
-            np.abs(a_ub) @ (np.abs(x) + 1) + np.abs(b_ub)
+            np.abs(a_ub) @ (np.abs(x) + floor) + np.abs(b_ub)
         )
         entry = 1 + np.abs(x)
         to_lower, to_upper = np.abs(x - lower), np.abs(upper - x)
