@@ -245,3 +245,15 @@ def test_scalar_c_and_right_hand_sides_and_a_bounds_object_are_scipys():
     np.testing.assert_allclose(
         x3, scipy.optimize.lsq_linear(np.eye(2), np.ones(2), bounds=bounds).x, atol=1e-12
     )
+
+
+def test_isotonic_regression_of_integers_is_scipys_floating_fit():
+    """Integer y was declared an integer result and refused ('float64, but int64 was
+    declared')."""
+    y, weights = np.array([3, 1, 2, 5]), np.array([1, 2, 1, 1])
+    with jax.enable_x64(True):
+        got = optimize.isotonic_regression(y)
+        weighted = optimize.isotonic_regression(list(y), weights=list(weights))
+    np.testing.assert_allclose(got, scipy.optimize.isotonic_regression(y).x, rtol=1e-15)
+    want = scipy.optimize.isotonic_regression(y, weights=weights).x
+    np.testing.assert_allclose(weighted, want, rtol=1e-15)

@@ -14,6 +14,7 @@ import scipy.optimize
 import jaxbridge as jb
 
 from .._shared._rules import compiled
+from ._scipy_forms import floating
 
 # (SciPy 1.11, which the package supports, has no isotonic_regression: the adapter is
 # refused there when it is made, rather than the package failing to import)
@@ -47,7 +48,8 @@ class IsotonicRegression(jb.Adapter):
     domains = {"weights": "positive"}
 
     def __call__(self, y: Any, weights: Any = None) -> Any:
-        weights = jnp.ones(jnp.shape(y)[-1:], jnp.result_type(y)) if weights is None else weights
+        (y,) = floating(y)  # (SciPy fits integers in floating point)
+        weights = jnp.ones(y.shape[-1:], y.dtype) if weights is None else weights
         return super().__call__(y, weights)
 
     def __post_init__(self) -> None:
