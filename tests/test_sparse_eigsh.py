@@ -308,17 +308,33 @@ def test_eigenvalue_derivatives_need_no_gap(k):
         jvp(a.data, direction)
     for tangent in (jax.jit(jvp)(a.data, direction), jvp(a.data, direction, nan)):
         np.testing.assert_allclose(tangent, expected, rtol=1e-8)
-    for gradient in (jax.grad(top)(a.data), jax.jit(jax.grad(top))(a.data)):
-        np.testing.assert_allclose(gradient @ direction, expected, rtol=1e-8)
+    if k == 1:
+        for gradient in (jax.grad(top)(a.data), jax.jit(jax.grad(top))(a.data)):
+            np.testing.assert_allclose(gradient @ direction, expected, rtol=1e-8)
+        return
+    # the twin returned: the top one's gradient alone is refused (its eigenvector, within
+    # the gap of its twin's, is not determined, and the gradient is a vector of every
+    # direction), the same eagerly and under jit; the pair's sum's is the copies' tops'
+    for gradient in (jax.grad(top), jax.jit(jax.grad(top))):
+        with pytest.raises(Exception, match=r"Eigsh: eigenvalues 0 and 1 .* cotangents differ"):
+            gradient(a.data)
+
+    def both_tops(data):
+        dense = _with_data(a, data)
+        tops = [np.linalg.eigvalsh((b + b.T) / 2)[-1] for b in (dense[:6, :6], dense[6:, 6:])]
+        return sum(tops)
+
+    pair = jax.jit(jax.grad(lambda d: jnp.sum(eigsh(d)[0])))(a.data)
+    np.testing.assert_allclose(pair @ direction, _central(both_tops, a.data, direction), rtol=1e-7)
 
 
 @pytest.mark.parametrize("k", [1, 2], ids=["twin-not-returned", "twin-returned"])
 def test_forward_mode_at_a_repeated_eigenvalue(k):
     """Every eigenvalue double: forward mode refuses the vectors' tangents as reverse mode
     refuses their cotangents (an error naming ``Eigsh``, eagerly and under jit), and with
-    ``on_failure="nan"`` they are NaN while the eigenvalues' are finite. Their sum's tangent
-    (``k=2``) is the trace of the projector onto the double eigenvalue's space along ``da``,
-    from dense ``eigh``."""
+    ``on_failure="nan"`` they are NaN, and so are the returned pair's eigenvalues' (``k=2``:
+    the direction splits them). Their sum's gradient is the trace of the projector onto the
+    double eigenvalue's space along ``da``, from dense ``eigh``."""
     a = _repeated()
     eigsh = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA")
     nan = Eigsh(a.indices, a.indptr, a.shape, k=k, which="LA", on_failure="nan")
@@ -331,11 +347,17 @@ def test_forward_mode_at_a_repeated_eigenvalue(k):
     projector = v_ref[:, -2:] @ v_ref[:, -2:].T
     for tangent in _forward_modes(nan, a.data, direction):
         dw, dv = tangent()
-        assert np.isfinite(dw).all() and np.isnan(dv).all()
-        if k == 2:
-            rows = np.repeat(np.arange(12), np.diff(a.indptr))
+        assert np.isnan(dv).all()
+        # (k=2: the double eigenvalue's two, which this direction splits, NaN alike; the
+        # diagonal of ARPACK's basis was returned, and only its sum was right. k=1: its twin
+        # is not returned, which the eigenvalues' rule does not see)
+        assert np.isnan(dw).all() if k == 2 else np.isfinite(dw).all()
+    if k == 2:  # the pair's sum: reverse mode, as the trace of the projector
+        rows = np.repeat(np.arange(12), np.diff(a.indptr))
+        for gradient in (jax.grad, lambda f: jax.jit(jax.grad(f))):
+            got = gradient(lambda d: jnp.sum(eigsh(d)[0]))(a.data)
             np.testing.assert_allclose(
-                jnp.sum(dw), projector[rows, a.indices] @ direction, rtol=1e-10
+                got @ direction, projector[rows, a.indices] @ direction, rtol=1e-10
             )
 
 
@@ -435,3 +457,43 @@ def test_a_pattern_with_no_entries_has_an_empty_gradient():
     loss = lambda d: jnp.sum(jnp.sin(eigsh(d)[1])) + jnp.sum(eigsh(d)[0])  # noqa: E731
     for grad in (jax.grad(loss), jax.jit(jax.grad(loss))):
         assert grad(data).shape == (0,)
+
+
+def test_eigenvalue_tangents_at_an_exactly_repeated_eigenvalue_are_refused_alike_eager_and_jitted():
+    """#64: eigenvalues 1, 1, 3, ..., 8, k=3 'SA'. Under jit the eigenvalues' jvp returned
+    the diagonal of Vᵀ dA V in ARPACK's basis ([-0.681, 1.437, ...]) where the one-sided
+    derivatives are [-0.698, 1.455] (from the right) and the reverse (from the left); eagerly
+    it raised. Now it is refused in both, NaN for the pair alone with on_failure='nan' (the
+    third's tangent is dense eigh's); along a direction that moves the pair alike (a
+    multiple of the identity on their space) their tangents are defined and given."""
+    rng = np.random.default_rng(0)
+    q = np.linalg.qr(rng.standard_normal((8, 8)))[0]
+    dense = q @ np.diag([1.0, 1.0, 3, 4, 5, 6, 7, 8]) @ q.T
+    a = scipy.sparse.csr_array((dense + dense.T) / 2)
+    a.sort_indices()
+    eigsh = Eigsh(a.indices, a.indptr, a.shape, k=3, which="SA")
+    nan = Eigsh(a.indices, a.indptr, a.shape, k=3, which="SA", on_failure="nan")
+    direction = rng.standard_normal(a.nnz)
+
+    def values(solver):
+        return lambda d: solver(d)[0]
+
+    for tangent in _forward_modes(values(eigsh), a.data, direction):
+        with pytest.raises(Exception, match=r"Eigsh: eigenvalues 0 and 1 .* this tangent splits"):
+            tangent()
+
+    def third_value(d):
+        m = _with_data(a, d)
+        return np.linalg.eigvalsh((m + m.T) / 2)[2]
+
+    third = _central(third_value, a.data, direction)
+    for tangent in _forward_modes(values(nan), a.data, direction):
+        dw = np.asarray(tangent())
+        assert np.isnan(dw[:2]).all()
+        np.testing.assert_allclose(dw[2], third, rtol=1e-7)
+    # the identity's entries on the pattern: every eigenvalue moves by 1, the pair alike
+    identity = (a.indices == np.repeat(np.arange(8), np.diff(a.indptr))).astype(float)
+    # (jvp alone: jacfwd's basis directions split the pair, and its Jacobian does not exist;
+    # with on_failure='nan', as eager jvp computes the vectors' refused tangents too)
+    for tangent in _forward_modes(values(nan), a.data, identity)[:2]:
+        np.testing.assert_allclose(tangent(), np.ones(3), rtol=1e-10)

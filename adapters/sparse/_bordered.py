@@ -141,7 +141,8 @@ class _BorderedSolve(jb.Adapter):
 
 
 _NO_DERIVATIVE = (
-    "repeated {values} have no eigenvector derivative (the {values}' own derivatives are defined)"
+    "repeated {values} have no eigenvector derivative (the {values}' own tangents are defined "
+    "along a direction that does not split them, and their sum's always)"
 )
 
 

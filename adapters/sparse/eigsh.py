@@ -45,11 +45,13 @@ class Eigsh(EigenRules, MayFail):
     Repeated eigenvalues (closer than ``1e-10`` times the largest ``|w|``, whether the twin
     is among the ``k`` found or not: two steps of inverse iteration on the bordered system
     bound the gap to the others) have no eigenvector derivative: in both modes an error
-    naming ``Eigsh`` and the gap, or NaN for that vector with ``on_failure="nan"``. The
-    eigenvalues' first derivatives stay defined in both modes; but an eager ``jvp``
-    computes every output's tangent, used or not, so there the vectors' refusal stops the
-    eigenvalues' tangents too (under ``jit`` the unused are dropped): for eigenvalues alone
-    at a repeated eigenvalue, use reverse mode, ``jit``, or ``on_failure="nan"``.
+    naming ``Eigsh`` and the gap, or NaN for that vector with ``on_failure="nan"``.
+    Returned repeated eigenvalues have tangents only along a direction that does not split
+    them (their block of ``Vᵀ da V`` diagonal in ARPACK's basis) and gradients only of a
+    function of them alike (their sum); otherwise the same refusal, eagerly and under
+    ``jit``, or NaN for them. An eager ``jvp`` computes every output's tangent, used or
+    not, so there the vectors' refusal stops the eigenvalues' tangents too (under ``jit``
+    the unused are dropped): use ``jit`` or ``on_failure="nan"``.
 
     Parameters:
         indices, indptr, shape: the CSR pattern (stored as tuples of ints).
