@@ -4,8 +4,7 @@ Vectors, not the arrays themselves: on a TPU v5e (jax 0.10.2) a 2-D ``complex128
 failed to compile (a layout ``RET_CHECK``), a matrix once arrived transposed, and
 same-sized operands arrived in each other's places before each call had channels of its
 own (``_primitives``). Every array of a call crosses inside a 1-D vector of the type that
-carries it, one vector per such type (and one per array for the floats narrower than 4
-bytes, ``_alone``), so the host gets each array with its own values:
+carries it, one vector per such type, so the host gets each array with its own values:
 
 - 4- and 8-byte integers and floats cross as themselves (float64 too, except on a TPU);
 - complex arrays as their real and imaginary parts, interleaved as NumPy stores them;
@@ -21,11 +20,11 @@ bytes, ``_alone``), so the host gets each array with its own values:
   ``jax.device_put`` stores it there. Nothing 64 bits wide crosses, so a ``jax.enable_x64``
   context that the callback's thread does not see changes nothing (measured: 64-bit
   operands arrived with half their elements);
-- the other floats as themselves: bfloat16 crossed a TPU both ways bit for bit so
-  (NaN payloads and subnormals too), where a bitcast there made every NaN the canonical
-  one and flushed subnormals to 0; a float16 result comes back as a TPU holds it (its NaNs
-  canonical);
-- narrower integers and bool widened exactly to 4 bytes, by value, and narrowed back.
+- narrower types widened exactly to 4 bytes (integers and bool by value, the 1- and 2-byte
+  floats by their bits) and narrowed back. On the CPU a bfloat16 NaN keeps its payload; on
+  a TPU the bitcast makes every NaN the canonical one and flushes subnormals to 0
+  (measured; bfloat16 as itself through a raw ``pure_callback`` crossed there bit for bit,
+  not yet tried as the bridge's wire).
 
 Each array starts a multiple of ``ALIGN`` bytes into its vector: the host gets C-contiguous
 views, aligned for their type, and nothing is copied on its way to a host function.
@@ -88,21 +87,14 @@ class Wire:
     def _layout(self) -> tuple[tuple[tuple[np.dtype, int], ...], tuple[Place, ...]]:
         carriers: list[np.dtype] = []
         ends: list[int] = []
-        shared: dict[np.dtype, int] = {}  # the lane of each carrier that arrays share
         places = []
         for shape, dtype in zip(self.shapes, self.dtypes):
             carrier, per_element = _carrier(dtype, self.halves)
-            count = int(np.prod(shape, dtype=np.int64)) * per_element
-            if _alone(carrier):  # a vector of its own, whole: nothing is concatenated to it
-                places.append(Place(len(carriers), 0, count))
-                carriers.append(carrier)
-                ends.append(count)
-                continue
-            if carrier not in shared:
-                shared[carrier] = len(carriers)
+            if carrier not in carriers:
                 carriers.append(carrier)
                 ends.append(0)
-            lane = shared[carrier]
+            lane = carriers.index(carrier)
+            count = int(np.prod(shape, dtype=np.int64)) * per_element
             places.append(Place(lane, ends[lane], count))
             step = ALIGN // carrier.itemsize
             ends[lane] += -(-count // step) * step
@@ -205,21 +197,19 @@ def _carrier(dtype: np.dtype, halves: bool) -> tuple[np.dtype, int]:
         return carrier, 2 * per_element
     if dtype.itemsize == 8 and halves:  # float64, int64, uint64: two 32-bit parts
         return np.dtype({"f": np.float32, "i": np.int32, "u": np.uint32}[dtype.kind]), 2
-    if kind(dtype) == "f" or dtype.itemsize in (4, 8):
+    if dtype.itemsize in (4, 8) and dtype.isbuiltin == 1:
         return dtype, 1
-    return (np.dtype(np.uint32) if kind(dtype) == "u" else np.dtype(np.int32)), 1
-
-
-def _alone(carrier: np.dtype) -> bool:
-    """Whether each array of ``carrier`` crosses in a vector of its own: the floats narrower
-    than 4 bytes, whose NaN payloads XLA's CPU concatenation made canonical (measured on
-    bfloat16) and a TPU's bitcast too."""
-    return kind(carrier) == "f" and carrier.itemsize < 4
+    return (np.dtype(np.uint32) if kind(dtype) in "uf" else np.dtype(np.int32)), 1
 
 
 def _part(dtype: np.dtype) -> np.dtype:
     """A complex type's real type."""
     return np.dtype(np.float32 if dtype.itemsize == 8 else np.float64)
+
+
+def _bits(dtype: np.dtype) -> np.dtype:
+    """The unsigned integer of a narrow float's width (its bits cross, not its value)."""
+    return np.dtype(f"u{dtype.itemsize}")
 
 
 def _to_carrier(a: jax.Array, dtype: np.dtype, halves: bool) -> jax.Array:
@@ -238,6 +228,8 @@ def _to_carrier(a: jax.Array, dtype: np.dtype, halves: bool) -> jax.Array:
         return jnp.concatenate([high, flat - (high << 32) + _LOW_OFFSET[dtype.kind]]).astype(
             carrier
         )
+    if kind(dtype) == "f":
+        flat = lax.bitcast_convert_type(flat, _bits(dtype))
     return flat.astype(carrier)
 
 
@@ -258,6 +250,8 @@ def _from_carrier(
         return ((high << 32) + (low - _LOW_OFFSET[dtype.kind])).reshape(shape)
     if dtype == np.bool_:
         return (chunk != 0).reshape(shape)
+    if kind(dtype) == "f":
+        return lax.bitcast_convert_type(chunk.astype(_bits(dtype)), dtype).reshape(shape)
     return chunk.astype(dtype).reshape(shape)
 
 
@@ -284,6 +278,8 @@ def _host_array(
         return whole.reshape(lead + shape)
     if dtype == np.bool_:
         return (chunk != 0).reshape(lead + shape)
+    if kind(dtype) == "f":
+        return chunk.astype(_bits(dtype)).view(dtype).reshape(lead + shape)
     return chunk.astype(dtype).reshape(lead + shape)
 
 
@@ -310,6 +306,8 @@ def _fill(target: np.ndarray, flat: np.ndarray, halves: bool) -> None:
         half = target.shape[-1] // 2
         target[..., :half] = high
         target[..., half:] = flat - (high << 32) + _LOW_OFFSET[dtype.kind]
+    elif kind(dtype) == "f" and dtype.itemsize < 4:
+        target[...] = flat.view(_bits(dtype))
     else:
         target[...] = flat
 

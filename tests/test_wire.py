@@ -200,10 +200,15 @@ def test_a_user_adapter_after_a_bool_argument_gets_scipys_answer_through_the_por
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.xfail(
+    ON_TPU,
+    reason="open: a TPU's bitcast makes bfloat16 NaNs canonical and flushes subnormals",
+    strict=True,
+)
 def test_a_bfloat16_nan_keeps_its_payload_and_raises_no_warning():
     """bfloat16 crossed widened to float32 and narrowed by NumPy's cast, which canonicalised
-    NaN payloads and warned ('invalid value encountered in cast') on a signalling NaN; a
-    bitcast on a TPU canonicalised them and flushed subnormals too (measured)."""
+    NaN payloads and warned ('invalid value encountered in cast') on a signalling NaN. Its
+    bits cross now; on a TPU the bitcast itself canonicalises them (measured), open."""
     bits = np.array([0x7F81, 0xFFC3, 0x7FC0, 0x3F80, 0x0001, 0x8000], np.uint16)
     x = bits.view(ml_dtypes.bfloat16)
     seen = []
