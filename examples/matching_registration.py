@@ -10,14 +10,15 @@ derivative does wherever the matching is unique. The loss is not convex in the a
 gradient descent from 24 starting angles at once (``vmap``) recovers the motion.
 
 The same matching is a transport problem: ``Linprog`` (HiGHS) solves it as a linear
-program over doubly stochastic plans and must find the same optimal cost. That program is
-degenerate (n of its 2n - 1 basic variables are 0, as in every assignment problem), so
-its plan has no derivative: ``Linprog`` must refuse one, naming the degeneracy, rather
-than return a number.
+program over doubly stochastic plans and must find the same optimal cost. Its gradient in
+the costs is the optimal plan itself, the assignment's permutation matrix (the plan is
+unique). That program is degenerate (n of its 2n - 1 basic variables are 0, as in every
+assignment problem), so the plan has no derivative: ``Linprog`` must refuse one, naming
+the degeneracy, rather than return a number.
 
 The script exits non-zero unless the fitted angle is within 1e-3 rad and the shift within
-1e-3 of the true ones, the linear program's cost is the assignment's, and its derivative
-is refused.
+1e-3 of the true ones, the linear program's cost is the assignment's, its gradient is the
+assignment, and the plan's derivative is refused.
 
     python examples/matching_registration.py          # 40 points: ~3 s of CPU
     python examples/matching_registration.py --fast   # 16 points: the same
@@ -56,25 +57,28 @@ def matching_loss(params, points, targets):
     return cost[rows, cols].mean()
 
 
-def transport_check(cost: np.ndarray) -> tuple[float, str]:
+def transport_check(cost: np.ndarray) -> tuple[float, np.ndarray, str]:
     """The assignment as a transport problem over plans ``P >= 0`` with unit row and column
-    sums, through ``Linprog``: its optimal cost, and the error its derivative raises."""
+    sums, through ``Linprog``: its optimal cost, the cost's gradient in ``cost`` (n, n), and
+    the error that the plan's derivative raises."""
     n = len(cost)
     rows = np.kron(np.eye(n), np.ones(n))  # Σ_j P_ij = 1
     cols = np.kron(np.ones(n), np.eye(n))[1:]  # Σ_i P_ij = 1 (one is implied by the others)
     a_eq, b_eq = np.vstack([rows, cols]), np.ones(2 * n - 1)
     lower, upper = np.zeros(n * n), np.full(n * n, np.inf)
 
-    def total(c):
-        return Linprog()(c, None, None, a_eq, b_eq, lower, upper)[1]
+    def solved(c):
+        return Linprog()(c, None, None, a_eq, b_eq, lower, upper)
 
-    value = float(total(cost.ravel()))
+    c = jnp.asarray(cost.ravel())
+    value = float(solved(c)[1])
+    gradient = np.asarray(jax.grad(lambda c: solved(c)[1])(c)).reshape(n, n)
     try:
         with host_errors():
-            jax.grad(total)(jnp.asarray(cost.ravel()))
+            jax.jvp(lambda c: solved(c)[0], (c,), (jnp.ones_like(c),))
     except OptimizeError as error:
-        return value, str(error)
-    return value, ""
+        return value, gradient, str(error)
+    return value, gradient, ""
 
 
 def main() -> int:
@@ -109,10 +113,14 @@ def main() -> int:
 
     cost = np.asarray(squared_distances(moved(params, points), targets))
     rows, cols = scipy.optimize.linear_sum_assignment(cost)
-    lp_cost, refusal = transport_check(cost)
+    lp_cost, lp_gradient, refusal = transport_check(cost)
     assignment_cost = float(cost[rows, cols].sum())
+    permutation = np.zeros_like(cost)
+    permutation[rows, cols] = 1.0
+    gradient_error = float(np.abs(lp_gradient - permutation).max())
     print(f"  transport LP cost {lp_cost:.10f}, assignment {assignment_cost:.10f}")
-    print(f"  the LP's derivative: {refusal.splitlines()[0][:90]}...")
+    print(f"  the LP cost's gradient is {gradient_error:.1e} from the assignment's matrix")
+    print(f"  the LP plan's derivative: {(refusal.splitlines() or ['not refused'])[0][:90]}...")
 
     if angle_error > 1e-3 or shift_error > 1e-3:
         print(f"FAILED: angle off by {angle_error:.2e}, shift by {shift_error:.2e}")
@@ -120,13 +128,16 @@ def main() -> int:
     if abs(lp_cost - assignment_cost) > 1e-9 * max(1.0, assignment_cost):
         print(f"FAILED: the transport LP costs {lp_cost}, the assignment {assignment_cost}")
         return 1
+    if gradient_error > 1e-9:
+        print("FAILED: the transport LP's gradient in the costs is not the assignment")
+        return 1
     if "degenerate" not in refusal:
         print("FAILED: Linprog gave a derivative of a degenerate transport plan")
         return 1
     print(
         "Success: the fitted rotation and shift are within 1e-3 of the true ones; Linprog's "
-        "transport plan costs what the assignment does, and its degenerate plan's derivative "
-        "is refused."
+        "transport plan costs what the assignment does, its gradient is the assignment, and "
+        "its degenerate plan's derivative is refused."
     )
     return 0
 

@@ -89,8 +89,8 @@ EXAMPLES = {
         ["--fast"],
         "Matching registration:",
         "Success: the fitted rotation and shift are within 1e-3 of the true ones; Linprog's "
-        "transport plan costs what the assignment does, and its degenerate plan's derivative "
-        "is refused.",
+        "transport plan costs what the assignment does, its gradient is the assignment, and "
+        "its degenerate plan's derivative is refused.",
     ),
     "image_registration.py": (
         ["--fast"],
