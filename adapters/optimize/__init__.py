@@ -15,6 +15,11 @@ threads would not overlap them.
 """
 
 from ._implicit import OptimizeError as OptimizeError
+from ._minimize_call import minimize as minimize
+from ._residual_calls import curve_fit as curve_fit
+from ._residual_calls import least_squares as least_squares
+from ._residual_calls import root as root
+from ._result import OptimizeResult as OptimizeResult
 from .isotonic_regression import IsotonicRegression as IsotonicRegression
 from .isotonic_regression import isotonic_regression as isotonic_regression
 from .least_squares import LeastSquares as LeastSquares
@@ -45,13 +50,18 @@ __all__ = [
     "MinimizeConstrained",
     "Nnls",
     "OptimizeError",
+    "OptimizeResult",
     "Root",
+    "curve_fit",
     "isotonic_regression",
     "linear_sum_assignment",
     "linprog",
+    "least_squares",
     "lsq_linear",
     "milp",
+    "minimize",
     "nnls",
+    "root",
 ]
 
 # The family's row in the README's catalogue table and its name in

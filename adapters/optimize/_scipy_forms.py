@@ -165,3 +165,23 @@ def _shape_message(owner: str, n: int, shape: tuple) -> str:
         f"{owner}: argument 'bounds' must be a (min, max) pair or {n} of them (one per "
         f"variable; None for no bound); got shape {shape}."
     )
+
+
+def method_named(owner: str, method: Any, offered: tuple[str, ...], context: str = "") -> str:
+    """SciPy's ``method``, matched without regard to case (as SciPy matches it), among the
+    ``offered`` names; ``context`` says when these are the ones (``" with bounds"``)."""
+    for name in offered:
+        if name.lower() == str(method).lower():
+            return name
+    raise ValueError(
+        f"{owner}: method {method!r} is not offered{context}; the methods are {', '.join(offered)}."
+    )
+
+
+def options_pairs(owner: str, options: Any) -> tuple:
+    """SciPy's ``options`` dict as the solver classes take it: sorted (name, value) pairs."""
+    if options is None:
+        return ()
+    if not isinstance(options, dict):
+        raise TypeError(f"{owner}: argument 'options' must be a dict, as SciPy's; got {options!r}.")
+    return tuple(sorted(options.items()))

@@ -1,0 +1,257 @@
+"""SciPy's own calls with a JAX function (``jaxbridge.adapters.optimize.minimize``, ``root``,
+``least_squares``, ``curve_fit``): SciPy's answers, and derivatives in ``args`` against
+closed forms and central differences of SciPy's own call."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.optimize
+
+from jaxbridge.adapters import optimize as jo
+from jaxbridge.adapters.optimize import OptimizeError
+
+pytestmark = pytest.mark.usefixtures("x64")
+
+A = np.array([[3.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.5, 1.5]])
+
+
+@pytest.fixture
+def x64():
+    with jax.enable_x64(True):
+        yield
+
+
+def quadratic(x, b):
+    """``½ xᵀAx - bᵀx``: minimiser ``A⁻¹b``, minimum ``-½ bᵀA⁻¹b``."""
+    return 0.5 * x @ jnp.asarray(A) @ x - b @ x
+
+
+def rosen(x, a, b):
+    return (a - x[0]) ** 2 + b * (x[1] - x[0] ** 2) ** 2
+
+
+B = np.array([1.0, -2.0, 0.5])
+
+
+@pytest.mark.parametrize(
+    "method", [None, "BFGS", "L-BFGS-B", "CG", "Newton-CG", "trust-ncg", "trust-exact"]
+)
+def test_minimize_finds_scipy_minimum_and_its_closed_form_derivatives(method):
+    x0 = jnp.zeros(3)
+    result = jax.jit(lambda b: jo.minimize(quadratic, x0, args=(b,), method=method))(B)
+    np.testing.assert_allclose(result.x, np.linalg.solve(A, B), rtol=1e-10)
+    np.testing.assert_allclose(result.fun, -0.5 * B @ np.linalg.solve(A, B), rtol=1e-10)
+    np.testing.assert_allclose(result.jac, 0.0, atol=1e-9)
+    assert bool(result.success)
+    # d x*/d b = A⁻¹; d fun*/d b = -x*; d² fun*/d b² = -A⁻¹ (second order)
+    dx = jax.jacobian(lambda b: jo.minimize(quadratic, x0, args=(b,), method=method).x)(B)
+    np.testing.assert_allclose(dx, np.linalg.inv(A), rtol=1e-8, atol=1e-10)
+    hess = jax.hessian(lambda b: jo.minimize(quadratic, x0, args=(b,), method=method).fun)(B)
+    np.testing.assert_allclose(hess, -np.linalg.inv(A), rtol=1e-7, atol=1e-9)
+
+
+def test_minimize_rosenbrock_as_scipy_and_its_derivative_in_args():
+    x0 = jnp.array([-1.2, 1.0])
+    got = jo.minimize(rosen, x0, args=(1.0, 100.0))
+    expected = scipy.optimize.minimize(
+        scipy.optimize.rosen,
+        np.array([-1.2, 1.0]),
+        jac=scipy.optimize.rosen_der,
+        options={"gtol": 1e-10},
+    )
+    np.testing.assert_allclose(got.x, expected.x, rtol=1e-9)
+    # x* = (a, a²): d x*/d a = (1, 2a), d x*/d b = 0
+    dx = jax.jacobian(lambda a: jo.minimize(rosen, x0, args=(a, 100.0)).x)(1.5)
+    np.testing.assert_allclose(dx, [1.0, 3.0], rtol=1e-8)
+
+
+def test_minimize_under_vmap_and_with_pytrees():
+    def f(params, data):
+        return jnp.sum((params["w"] - data["target"]) ** 2) + (params["s"] - data["scale"]) ** 2
+
+    x0 = {"w": jnp.zeros(2), "s": jnp.array(0.0)}
+    targets = jnp.array([[1.0, 2.0], [3.0, -1.0]])
+    got = jax.vmap(lambda t: jo.minimize(f, x0, args=({"target": t, "scale": 0.5},)).x)(targets)
+    np.testing.assert_allclose(got["w"], targets, rtol=1e-10)
+    np.testing.assert_allclose(got["s"], [0.5, 0.5], rtol=1e-10)
+
+
+def test_minimize_with_bounds_as_scipy():
+    x0 = jnp.array([-1.0, 1.0])
+    for bounds in (
+        [(None, 1.2), (None, None)],
+        scipy.optimize.Bounds([-np.inf, -np.inf], [1.2, np.inf]),
+    ):
+        got = jo.minimize(rosen, x0, args=(1.5, 100.0), bounds=bounds)
+        np.testing.assert_allclose(got.x, [1.2, 1.44], rtol=1e-9)
+        # x0 = 1.2 is held by its bound: d x*/d a = 0 (x1 = x0² follows x0)
+        dx = jax.jacobian(lambda a: jo.minimize(rosen, x0, args=(a, 100.0), bounds=bounds).x)(1.5)
+        np.testing.assert_allclose(dx, [0.0, 0.0], atol=1e-9)
+    # inactive bounds: as without them
+    loose = jo.minimize(quadratic, jnp.zeros(3), args=(B,), bounds=[(-10, 10)] * 3, method="TNC")
+    np.testing.assert_allclose(loose.x, np.linalg.solve(A, B), rtol=1e-9)
+
+
+def _scipy_constrained(c):
+    return scipy.optimize.minimize(
+        lambda x: float(rosen(x, 1.0, 100.0)),
+        np.array([0.5, 0.4]),
+        constraints={"type": "ineq", "fun": lambda x: c - x[0] - x[1]},
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 500},
+    )
+
+
+def test_minimize_with_constraints_as_scipy_and_the_multiplier():
+    x0 = jnp.array([-1.0, 1.0])
+
+    def solved(c, form):
+        constraints = {
+            "dict": {"type": "ineq", "fun": lambda x, c: c - x[0] - x[1], "args": (c,)},
+            "nonlinear": scipy.optimize.NonlinearConstraint(lambda x: x[0] + x[1], -np.inf, 1.0),
+            "linear": scipy.optimize.LinearConstraint([[1.0, 1.0]], -np.inf, 1.0),
+        }[form]
+        return jo.minimize(rosen, x0, args=(1.0, 100.0), constraints=constraints)
+
+    expected = _scipy_constrained(1.0)
+    for form in ("dict", "nonlinear", "linear"):
+        np.testing.assert_allclose(solved(1.0, form).x, expected.x, rtol=1e-7)
+    # d fun*/d c is the constraint's multiplier: central differences of SciPy's own solves
+    h = 1e-4
+    differences = (_scipy_constrained(1 + h).fun - _scipy_constrained(1 - h).fun) / (2 * h)
+    got = jax.grad(lambda c: solved(c, "dict").fun)(1.0)
+    np.testing.assert_allclose(got, differences, rtol=1e-6)
+
+
+def test_minimize_with_bounds_and_constraints_holds_both():
+    x0 = jnp.array([0.0, 0.0])
+    got = jo.minimize(
+        rosen,
+        x0,
+        args=(1.0, 100.0),
+        bounds=[(None, 0.5), (None, None)],
+        constraints={"type": "eq", "fun": lambda x: x[1] - 0.2},
+    )
+    expected = scipy.optimize.minimize(
+        lambda x: rosen(x, 1.0, 100.0),
+        np.zeros(2),
+        bounds=[(None, 0.5), (None, None)],
+        constraints={"type": "eq", "fun": lambda x: x[1] - 0.2},
+        method="SLSQP",
+        options={"ftol": 1e-15},
+    )
+    np.testing.assert_allclose(got.x, expected.x, rtol=1e-7)
+    assert float(got.x[0]) <= 0.5 and abs(float(got.x[1]) - 0.2) < 1e-12
+
+
+def test_minimize_refuses_what_it_does_not_offer_by_name():
+    x0 = jnp.zeros(3)
+    with pytest.raises(TypeError, match=r"minimize: argument 'jac' must be None"):
+        jo.minimize(quadratic, x0, args=(B,), jac=lambda x, b: x)
+    with pytest.raises(ValueError, match=r"minimize: method 'Nelder-Mead' is not offered without"):
+        jo.minimize(quadratic, x0, args=(B,), method="Nelder-Mead")
+    with pytest.raises(ValueError, match=r"minimize: method 'BFGS' is not offered with bounds"):
+        jo.minimize(quadratic, x0, args=(B,), method="BFGS", bounds=[(0, 1)] * 3)
+    with pytest.raises(ValueError, match=r"'fun' must return one real number.*shape \(3,\)"):
+        jo.minimize(lambda x, b: x - b, x0, args=(B,))
+    with pytest.raises(ValueError, match=r"'bounds' must be .* 3 \(min, max\) pairs"):
+        jo.minimize(quadratic, x0, args=(B,), bounds=[(0, 1)] * 2)
+
+
+def test_minimize_without_a_minimum_is_an_error_or_nan_on_request():
+    def saddle(x, b):
+        return x[0] ** 2 - x[1] ** 2 + b * x[0]
+
+    with pytest.raises(OptimizeError, match="minimize"):
+        jax.block_until_ready(jo.minimize(saddle, jnp.array([0.1, 0.1]), args=(1.0,)).x)
+    got = jo.minimize(saddle, jnp.array([0.1, 0.1]), args=(1.0,), on_failure="nan")
+    assert np.isnan(np.asarray(got.x)).all() and not bool(got.success)
+
+
+def broyden(x, a):
+    return jnp.array([x[0] + a * (x[0] - x[1]) ** 3 / 2 - 1, a * (x[1] - x[0]) ** 3 / 2 + x[1]])
+
+
+@pytest.mark.parametrize("method", ["hybr", "lm", "broyden1", "df-sane"])
+def test_root_as_scipy_and_its_derivative_in_args(method):
+    x0 = jnp.zeros(2)
+    got = jax.jit(lambda a: jo.root(broyden, x0, args=(a,), method=method))(1.0)
+    expected = scipy.optimize.root(lambda x: broyden(x, 1.0), np.zeros(2), tol=1e-14)
+    np.testing.assert_allclose(got.x, expected.x, rtol=1e-10)
+    np.testing.assert_allclose(got.fun, 0.0, atol=1e-12)
+    # the implicit function theorem, by hand: dx/da = -(∂F/∂x)⁻¹ ∂F/∂a
+    x = np.asarray(got.x)
+    jx = np.asarray(jax.jacobian(broyden, 0)(x, 1.0))
+    ja = np.asarray(jax.jacobian(broyden, 1)(x, 1.0))
+    dx = jax.jacobian(lambda a: jo.root(broyden, x0, args=(a,), method=method).x)(1.0)
+    np.testing.assert_allclose(dx, -np.linalg.solve(jx, ja), rtol=1e-8)
+
+
+def test_root_refuses_a_residual_of_another_size():
+    with pytest.raises(ValueError, match=r"root: 'fun' must return as many real numbers as x0"):
+        jo.root(lambda x, a: jnp.sum(x) - a, jnp.zeros(2), args=(1.0,))
+
+
+T = np.linspace(0, 4, 40)
+Y = 2.5 * np.exp(-1.3 * T) + 0.5 + 0.05 * np.random.default_rng(0).normal(size=40)
+TIGHT = {"ftol": 1e-15, "xtol": 1e-15, "gtol": 1e-15}
+
+
+def decay(t, a, b, c):
+    return a * jnp.exp(-b * t) + c
+
+
+def decay_np(t, a, b, c):
+    return a * np.exp(-b * t) + c
+
+
+@pytest.mark.parametrize("absolute_sigma", [False, True])
+def test_curve_fit_as_scipy(absolute_sigma):
+    sigma = 0.05 + 0.01 * T
+    popt, pcov = jo.curve_fit(decay, T, Y, sigma=sigma, absolute_sigma=absolute_sigma)
+    expected, expected_cov = scipy.optimize.curve_fit(
+        decay_np, T, Y, sigma=sigma, absolute_sigma=absolute_sigma, **TIGHT
+    )
+    np.testing.assert_allclose(popt, expected, rtol=1e-8)
+    np.testing.assert_allclose(pcov, expected_cov, rtol=1e-6)
+
+
+def test_curve_fit_derivatives_in_the_data_against_scipy_differences():
+    grad_y = jax.jit(jax.jacobian(lambda y: jo.curve_fit(decay, T, y)[0]))(jnp.asarray(Y))
+    h, k = 1e-3, 7
+    step = np.zeros_like(Y)
+    step[k] = h
+    up = scipy.optimize.curve_fit(decay_np, T, Y + step, p0=[2.5, 1.3, 0.5], **TIGHT)[0]
+    down = scipy.optimize.curve_fit(decay_np, T, Y - step, p0=[2.5, 1.3, 0.5], **TIGHT)[0]
+    np.testing.assert_allclose(grad_y[:, k], (up - down) / (2 * h), rtol=1e-5)
+    # pcov too: its derivative in y (through popt and the residuals' scale)
+    d_cov = jax.grad(lambda y: jo.curve_fit(decay, T, y)[1][1, 1])(jnp.asarray(Y))
+    up_cov = scipy.optimize.curve_fit(decay_np, T, Y + step, p0=[2.5, 1.3, 0.5], **TIGHT)[1]
+    down_cov = scipy.optimize.curve_fit(decay_np, T, Y - step, p0=[2.5, 1.3, 0.5], **TIGHT)[1]
+    np.testing.assert_allclose(d_cov[k], (up_cov[1, 1] - down_cov[1, 1]) / (2 * h), rtol=1e-4)
+
+
+def test_curve_fit_counts_the_parameters_as_scipy_and_refuses_bounds():
+    popt, _ = jo.curve_fit(decay, T, Y)  # p0: ones, three parameters after t
+    assert popt.shape == (3,)
+    with pytest.raises(ValueError, match="curve_fit: bounds are not offered"):
+        jo.curve_fit(decay, T, Y, bounds=(0, 10))
+
+
+def test_least_squares_as_scipy():
+    def residuals(x, t, y):
+        return x[0] * jnp.exp(x[1] * t) - y
+
+    got = jo.least_squares(residuals, jnp.array([1.0, -1.0]), args=(T, Y))
+    expected = scipy.optimize.least_squares(
+        lambda x: residuals(x, T, Y), np.array([1.0, -1.0]), **TIGHT
+    )
+    np.testing.assert_allclose(got.x, expected.x, rtol=1e-8)
+    np.testing.assert_allclose(got.cost, expected.cost, rtol=1e-12)
+    np.testing.assert_allclose(got.jac, expected.jac, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got.grad, 0.0, atol=1e-9)
+    with pytest.raises(ValueError, match="least_squares: loss 'soft_l1' is not offered"):
+        jo.least_squares(residuals, jnp.array([1.0, -1.0]), args=(T, Y), loss="soft_l1")
+    with pytest.raises(ValueError, match="least_squares: bounds are not offered"):
+        jo.least_squares(residuals, jnp.array([1.0, -1.0]), args=(T, Y), bounds=(0, 3))
