@@ -232,6 +232,17 @@ def test_curve_fit_derivatives_in_the_data_against_scipy_differences():
     np.testing.assert_allclose(d_cov[k], (up_cov[1, 1] - down_cov[1, 1]) / (2 * h), rtol=1e-4)
 
 
+def test_curve_fit_pcov_to_second_order():
+    wave = jnp.asarray(np.sin(3 * T))
+
+    def variance(s):
+        return jo.curve_fit(decay, T, jnp.asarray(Y) + s * wave)[1][1, 1]
+
+    h = 1e-4
+    differences = (jax.grad(variance)(0.1 + h) - jax.grad(variance)(0.1 - h)) / (2 * h)
+    np.testing.assert_allclose(jax.jacfwd(jax.grad(variance))(0.1), differences, rtol=1e-6)
+
+
 def test_curve_fit_counts_the_parameters_as_scipy_and_refuses_bounds():
     popt, _ = jo.curve_fit(decay, T, Y)  # p0: ones, three parameters after t
     assert popt.shape == (3,)

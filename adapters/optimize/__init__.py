@@ -4,7 +4,9 @@ The residual, objective or constraints are jaxbridge Adapters whose host ``forwa
 ``backward`` SciPy calls directly; the solution is checked and refined, and differentiated
 by the implicit function theorem at the returned point.
 
-SciPy's call forms, with SciPy's arguments: ``linprog`` (every form of ``bounds``),
+SciPy's call forms, with SciPy's arguments: ``minimize``, ``root``, ``least_squares`` and
+``curve_fit`` with the function written in JAX (no ``backward`` to write; results as
+``OptimizeResult`` pytrees), ``linprog`` (every form of ``bounds``),
 ``nnls``, ``lsq_linear`` (``bounds=(lb, ub)``), ``linear_sum_assignment``,
 ``isotonic_regression`` and ``milp`` (``Bounds``, ``LinearConstraint`` objects or their
 tuples).
@@ -68,6 +70,7 @@ __all__ = [
 # docs/catalogue/index.md: `python docs/catalogue_tables.py` writes them from these
 _scipy_module = "scipy.optimize"
 _catalogue_adapters = (
+    "SciPy's `minimize`, `root`, `least_squares`, `curve_fit` with a JAX `fun`; "
     "`Minimize`, `MinimizeBounded`, `MinimizeConstrained` (SLSQP, trust-constr), `Root`, "
     "`LeastSquares`, `Linprog`, `Milp`, `Nnls`, `LsqLinear`, `LinearSumAssignment`, "
     "`IsotonicRegression`"
