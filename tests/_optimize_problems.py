@@ -8,9 +8,16 @@ map, so that finite differences through a whole solve are meaningful.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import jaxbridge as jb
+from jaxbridge.adapters._shared._jax_function import (
+    JaxObjective,
+    JaxResidual,
+    JaxSquareResidual,
+    Packing,
+)
 from jaxbridge.adapters.optimize import Linprog, Nnls
 
 SECOND_ORDER = 1e-8
@@ -334,3 +341,37 @@ class NondegenerateNnls(Nnls):
     zero, both with a margin, so that finite differences keep the active set."""
 
     domains = {"A": _nnls_matrix, "b": _nnls_target}
+
+
+# ------------------------------------------------ the same problems written in JAX
+# (what SciPy's call forms, ``minimize(fun, x0, args)`` and its siblings, hand the solvers:
+# the host evaluates them compiled for the CPU backend, every derivative from JAX)
+
+
+def _jax_rosenbrock(x, a, b):
+    return (a - x[0]) ** 2 + b * (x[1] - x[0] ** 2) ** 2
+
+
+def _jax_kepler(x, e, m):
+    return x - e * jnp.sin(x) - m
+
+
+def _jax_growth(x, y):
+    return x[0] * jnp.exp(x[1] * jnp.linspace(0, 1, y.shape[-1])) - y
+
+
+class JaxRosenbrock(JaxObjective):
+    domains = Rosenbrock.domains
+
+
+class JaxKepler(JaxSquareResidual):
+    domains = Kepler.domains
+
+
+class JaxGrowth(JaxResidual):
+    domains = {"x": Growth.domains["x"], "theta": Growth.domains["y"]}
+
+
+JAX_ROSENBROCK = JaxRosenbrock(_jax_rosenbrock, Packing.of(np.zeros(2)), Packing.of((1.0, 1.0)))
+JAX_KEPLER = JaxKepler(_jax_kepler, Packing.of(np.zeros(1)), Packing.of((1.0, 1.0)))
+JAX_GROWTH = JaxGrowth(_jax_growth, Packing.of(np.zeros(2)), Packing.of((np.zeros(4),)))

@@ -5,6 +5,9 @@ about 1e-10); the linear programs' rules are on the host (first order)."""
 
 from _optimize_linear_problems import MarginIsotonicRegression, MarginLsqLinear, MarginMilp
 from _optimize_problems import (
+    JAX_GROWTH,
+    JAX_KEPLER,
+    JAX_ROSENBROCK,
     SECOND_ORDER,
     Distance,
     Growth,
@@ -58,6 +61,32 @@ CASES = [
         skipped=NOT_LINEAR,
         float32=False,
         rtol=SECOND,
+    ),
+    # SciPy's call forms (minimize, root, least_squares): the same solvers on functions
+    # written in JAX, evaluated and differentiated by JAX on the host
+    Case(
+        Minimize(JAX_ROSENBROCK, method="BFGS"),
+        sizes={"n": 2, "p": 2},
+        skipped=NOT_LINEAR,
+        float32=False,
+        rtol=SECOND,
+        label="jax",
+    ),
+    Case(
+        Root(JAX_KEPLER),
+        sizes={"n": 1, "p": 2},
+        skipped=NOT_LINEAR,
+        float32=False,
+        rtol=SECOND,
+        label="jax",
+    ),
+    Case(
+        LeastSquares(JAX_GROWTH),
+        sizes={"n": 2, "p": 4},
+        skipped=NOT_LINEAR,
+        float32=False,
+        rtol=SECOND,
+        label="jax",
     ),
     Case(NondegenerateLinprog(), sizes={"n": 2, "p": 2, "q": 0}, skipped=HOST_RULES),
     Case(NondegenerateNnls(), sizes={"m": 3, "n": 2}, skipped=HOST_RULES),
