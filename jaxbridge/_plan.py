@@ -230,6 +230,13 @@ def default_rule(method: Callable[..., Any]) -> Callable[..., Any]:
     return method
 
 
+def host_routed(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Marks an override of ``pullback`` (or ``pushforward``) that only chooses what to ask
+    the host rule and calls ``Adapter``'s default for it: it counts as the default (the
+    host rule's checks ran, and it is first order), not as a rule written in JAX."""
+    return default_rule(method)
+
+
 def overrides(adapter: AdapterLike, method: str) -> bool:
     """Whether ``adapter``'s class defines ``method`` instead of inheriting the default."""
     return not getattr(getattr(type(adapter), method), "adapter_default", False)

@@ -12,6 +12,9 @@ Users writing an adapter need only ``jaxbridge``'s public names.
   batch axes (``batch``) may be broadcast (size 1).
 - ``bind_dims(owner, names, cores, shapes)``: the sizes of a signature's dimensions from the
   arguments' shapes, or a ``ValueError`` naming the argument whose shape contradicts them.
+- ``host_routed``: a decorator for an override of ``pullback`` that only chooses what to
+  ask the host's ``backward`` (from ``wanted``, say) and calls ``Adapter``'s default for it:
+  ``overrides`` and the testing kit then see the host rule (first order), as it is.
 - ``linear_in_all(adapter, args)``: whether ``forward`` is linear in all its floating
   arguments together (``linear_in``), for arguments of these shapes and dtypes.
 - ``on_numpy(adapter, method)``: the adapter's host method (``forward``, ``backward``,
@@ -36,7 +39,7 @@ from ._batches import batch_element, share
 from ._bridge import as_array
 from ._caches import per_object
 from ._domain import READY as ready_domains
-from ._plan import arg_names, linear_in_all, overrides, told_residuals
+from ._plan import arg_names, host_routed, linear_in_all, overrides, told_residuals
 from ._signature import Core, Signature, bind_dims
 from ._signature import parse as parse_signature
 
@@ -47,6 +50,7 @@ __all__ = [
     "as_array",
     "batch_element",
     "bind_dims",
+    "host_routed",
     "linear_in_all",
     "on_numpy",
     "overrides",

@@ -8,6 +8,7 @@ import numpy as np
 import scipy.optimize
 
 import jaxbridge as jb
+from jaxbridge.internal import host_routed
 
 from .._shared._failure import MayFail, OnFailure, require_finite
 from ._implicit import OptimizeError
@@ -117,6 +118,7 @@ class Linprog(MayFail):
             x, fun = self.nan_on_failure(error, c.shape, ())
         return np.asarray(x, dtype), np.asarray(fun, dtype)
 
+    @host_routed
     def pullback(self, res, g, *, wanted=None):
         # fun's derivative in c alone is x wherever x is optimal: the multipliers, which
         # may not be unique (more constraints tight than unknowns), are not needed for it.
