@@ -5,12 +5,13 @@ calls, so every order works. SparseSolve draws diagonally dominant values on its
 
 import numpy as np
 import scipy.sparse
-from _properties import NOT_LINEAR, Case, property_tests
+from _properties import HOST_RULES, NOT_LINEAR, Case, property_tests
 
 from jaxbridge.adapters.linalg import (
     ContinuousRiccatiSolve,
     DiscreteLyapunovSolve,
     DiscreteRiccatiSolve,
+    Eig,
     LinearSolve,
     LyapunovSolve,
     MatrixLog,
@@ -38,6 +39,8 @@ CASES = [
     Case(DiscreteLyapunovSolve()),
     Case(ContinuousRiccatiSolve(), skipped=NOT_LINEAR, float32=False),
     Case(DiscreteRiccatiSolve(), skipped=NOT_LINEAR, float32=False),
+    # host rules (first order); drawn matrices have distinct eigenvalues almost surely
+    Case(Eig(), sizes={"n": 3}, skipped=HOST_RULES),
 ]
 test_check_adapter_passes, test_every_check_runs_that_should = property_tests(
     CASES, quick={"LinearSolve-gen"}

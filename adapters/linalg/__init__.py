@@ -4,8 +4,8 @@ matrix functions and matrix equations whose rules are other bridged calls.
 Ready to call, with SciPy's names and argument order: ``solve(a, b, assume_a=...)``,
 ``solve_sylvester(a, b, q)``, ``solve_continuous_lyapunov(a, q)``, ``sqrtm(a)``,
 ``logm(a)``, ``solve_continuous_are(a, b, q, r)``, ``solve_discrete_are(a, b, q, r)``,
-``solve_discrete_lyapunov(a, q)``; the classes behind them take parameters
-(``MatrixSqrt(on_failure="nan")``).
+``solve_discrete_lyapunov(a, q)``, ``eig(a)`` and ``eigvals(a)``; the classes behind them
+take parameters (``MatrixSqrt(on_failure="nan")``).
 """
 
 from .._shared._failure import SolveFailure as SolveFailure
@@ -15,6 +15,9 @@ from .discrete_lyapunov_solve import DiscreteLyapunovSolve as DiscreteLyapunovSo
 from .discrete_lyapunov_solve import solve_discrete_lyapunov as solve_discrete_lyapunov
 from .discrete_riccati_solve import DiscreteRiccatiSolve as DiscreteRiccatiSolve
 from .discrete_riccati_solve import solve_discrete_are as solve_discrete_are
+from .eig import Eig as Eig
+from .eig import eig as eig
+from .eig import eigvals as eigvals
 from .linear_solve import LinearSolve as LinearSolve
 from .linear_solve import solve as solve
 from .lyapunov_solve import LyapunovSolve as LyapunovSolve
@@ -31,6 +34,7 @@ __all__ = [
     "ContinuousRiccatiSolve",
     "DiscreteLyapunovSolve",
     "DiscreteRiccatiSolve",
+    "Eig",
     "LinearSolve",
     "LyapunovSolve",
     "MatrixLog",
@@ -38,6 +42,8 @@ __all__ = [
     "SolveFailure",
     "SparseSolve",
     "SylvesterSolve",
+    "eig",
+    "eigvals",
     "logm",
     "solve",
     "solve_continuous_are",
@@ -53,6 +59,6 @@ __all__ = [
 _scipy_module = "scipy.linalg"
 _catalogue_adapters = (
     "`LinearSolve`, `SparseSolve`, `SylvesterSolve`, `LyapunovSolve`, `DiscreteLyapunovSolve`, "
-    "`ContinuousRiccatiSolve`, `DiscreteRiccatiSolve`, `sqrtm`, `logm`"
+    "`ContinuousRiccatiSolve`, `DiscreteRiccatiSolve`, `sqrtm`, `logm`, `eig`, `eigvals`"
 )
-_catalogue_derivatives = "every order"
+_catalogue_derivatives = "every order; first for `eig` (on every backend, the TPU included)"
