@@ -56,10 +56,11 @@ class Eig(MayFail):
         n = a.shape[-1]
         try:
             require_finite("matrix 'a'", a)
-            w, v = scipy.linalg.eig(np.asarray(a, np.float64))
+            found: Any = scipy.linalg.eig(np.asarray(a, np.float64))
+            w, v = found
         except SolveFailure as error:
-            w, v = (p + 0j for p in self.nan_on_failure(error, (n,), (n, n)))
-        return tuple(np.asarray(p, dtype) for p in (w.real, w.imag, v.real, v.imag))
+            w, v = self.nan_on_failure(error, (n,), (n, n))
+        return tuple(np.asarray(p, dtype) for p in _real_parts(w, v))
 
     def jvp(self, res, tangents):
         (da,) = tangents
@@ -141,10 +142,12 @@ def _largest(v: np.ndarray) -> np.ndarray:
     return np.argmax(np.abs(v), axis=0)
 
 
+def _real_parts(w: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...]:
+    return np.real(w), np.imag(w), np.real(v), np.imag(v)
+
+
 def _parts(res, dw: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, ...]:
-    return tuple(
-        np.asarray(p, o.dtype) for p, o in zip((dw.real, dw.imag, dv.real, dv.imag), res[1:5])
-    )
+    return tuple(np.asarray(p, o.dtype) for p, o in zip(_real_parts(dw, dv), res[1:5]))
 
 
 def eig(
