@@ -113,7 +113,7 @@ class JaxResidual(_JaxFunction):
         return jax.ShapeDtypeStruct((*x.shape[:-1], math.prod(out.shape)), x.dtype)
 
     def called(self, x: Any, theta: Any) -> Any:
-        return jnp.ravel(super().called(x, theta))
+        return raveled(super().called(x, theta))
 
 
 class JaxSquareResidual(JaxResidual):
@@ -123,6 +123,51 @@ class JaxSquareResidual(JaxResidual):
 
     def output_specs(self, x, theta):
         return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+
+class JaxRhs(jb.Adapter):
+    """``fun(t, y, *args)`` as ``OdeSolve``'s right-hand side ``"(),(n),(p)->(n)"``
+    (``solve_ivp``'s ``fun``), with every hook ``OdeSolve`` asks for exact, from JAX:
+    ``jacobian`` (``∂f/∂y``), ``jvp`` and ``backward_jvp`` (its second derivatives)."""
+
+    signature = "(),(n),(p)->(n)"
+
+    fun: Callable
+    y_packing: Packing
+    args_packing: Packing
+
+    def called(self, t: Any, y: Any, theta: Any) -> Any:
+        return raveled(self.fun(t, self.y_packing.unflat(y), *self.args_packing.unflat(theta)))
+
+    def output_specs(self, t, y, theta):
+        return jax.ShapeDtypeStruct(y.shape, y.dtype)
+
+    def forward(self, t, y, theta):
+        return _host(self, "value", t, y, theta)
+
+    def backward(self, res, g):
+        return _host(self, "pullback", *res[:3], g)
+
+    def jvp(self, res, tangents):
+        return _host(self, "pushforward", *res[:3], *_zeros_for_none(res[:3], tangents))
+
+    def jacobian(self, t, y, theta):
+        """``∂f/∂y``, (n, n), for the implicit methods' Newton iterations."""
+        return _host(self, "jacobian", t, y, theta)
+
+    def backward_jvp(self, res, g, tangents):
+        """``backward(res, g)``'s derivative along ``tangents``, ``g`` held."""
+        return _host(self, "backward_jvp", *res[:3], g, *_zeros_for_none(res[:3], tangents))
+
+
+def raveled(tree: Any) -> jax.Array:
+    """A function's output (an array or a pytree of them) as one flat vector, leaves in order."""
+    leaves = [jnp.ravel(leaf) for leaf in jax.tree.leaves(tree)]
+    return jnp.concatenate(leaves) if len(leaves) != 1 else leaves[0]
+
+
+def _zeros_for_none(args: Any, tangents: Any) -> list[np.ndarray]:
+    return [np.zeros(np.shape(a)) if t is None else t for a, t in zip(args, tangents)]
 
 
 def square_output(owner: str, role: str, adapter: JaxSquareResidual, x: Any, theta: Any) -> None:
@@ -145,7 +190,7 @@ def scalar_output(owner: str, role: str, adapter: JaxObjective, x: Any, theta: A
         )
 
 
-def _host(adapter: _JaxFunction, what: str, *arrays: np.ndarray) -> Any:
+def _host(adapter: _JaxFunction | JaxRhs, what: str, *arrays: np.ndarray) -> Any:
     """One of ``adapter``'s host computations, compiled for the CPU backend, in float64."""
     with jax.enable_x64(True), jax.default_device(jax.devices("cpu")[0]):
         out = _compiled(adapter, what)(*(np.asarray(a, np.float64) for a in arrays))
@@ -153,18 +198,27 @@ def _host(adapter: _JaxFunction, what: str, *arrays: np.ndarray) -> Any:
 
 
 @functools.lru_cache(maxsize=512)
-def _compiled(adapter: _JaxFunction, what: str) -> Callable:
+def _compiled(adapter: _JaxFunction | JaxRhs, what: str) -> Callable:
     """The jitted host computation ``what`` of ``adapter`` (JAX keeps one program per shape)."""
     f = adapter.called
+    arity = 3 if isinstance(adapter, JaxRhs) else 2  # ((t, y, theta) or (x, theta))
+
+    def pullback(*args_and_g):
+        *args, g = args_and_g
+        out, pull = jax.vjp(f, *args)
+        return pull(jnp.reshape(g, out.shape).astype(out.dtype))
+
     if what == "value":
         return jax.jit(f)
     if what == "pullback":
-
-        def pullback(x, t, g):
-            out, pull = jax.vjp(f, x, t)
-            return pull(jnp.reshape(g, out.shape).astype(out.dtype))
-
         return jax.jit(pullback)
+    if what == "pushforward":
+        return jax.jit(lambda *a: jax.jvp(f, a[:arity], a[arity:])[1])
+    if what == "backward_jvp":
+        return jax.jit(
+            lambda *a: jax.jvp(lambda *x: pullback(*x, a[arity]), a[:arity], a[arity + 1 :])[1]
+        )
     if what == "jacobian":
-        return jax.jit(jax.jacrev(f, argnums=(0, 1)))
+        # the solvers' (∂F/∂x, ∂F/∂θ); an ODE's ∂f/∂y alone
+        return jax.jit(jax.jacfwd(f, argnums=1) if arity == 3 else jax.jacrev(f, argnums=(0, 1)))
     return jax.jit(jax.jacfwd(jax.jacrev(f, argnums=0), argnums=(0, 1)))
