@@ -28,9 +28,12 @@ def test_eig_is_scipy_eig(a):
     w, v = jax.jit(eig)(a)
     expected_w, expected_v = scipy.linalg.eig(a)
     assert w.dtype == np.complex128 and v.dtype == np.complex128
-    np.testing.assert_array_equal(w, expected_w)
-    np.testing.assert_array_equal(v, expected_v)
-    np.testing.assert_array_equal(jax.jit(eigvals)(a), scipy.linalg.eigvals(a))
+    # SciPy's own numbers; on a TPU, complex128 is two emulated float64 parts (measured
+    # 1.8e-15 off there), not IEEE's bits
+    rtol = 1e-14 if jax.default_backend() == "tpu" else 0.0
+    np.testing.assert_allclose(w, expected_w, rtol=rtol, atol=0)
+    np.testing.assert_allclose(v, expected_v, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(jax.jit(eigvals)(a), scipy.linalg.eigvals(a), rtol=rtol, atol=0)
 
 
 def test_eig_of_integers_and_float32():
@@ -57,6 +60,10 @@ def test_eig_jvp_is_scipy_differences(a):
     np.testing.assert_allclose(dv, (up[1] - down[1]) / (2 * h), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.skipif(
+    jax.default_backend() == "tpu",
+    reason="jnp.abs of complex128 aborts the process in XLA's TPU compiler (jax 0.10.2)",
+)
 @pytest.mark.parametrize("a", [GENERAL, ROTATION])
 def test_eig_gradient_is_the_transpose_of_its_jvp(a):
     """A real loss of the complex results: its gradient against the jvp along the unit

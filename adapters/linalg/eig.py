@@ -36,6 +36,10 @@ class Eig(MayFail):
     structured) matrix LAPACK's real eigenvectors can flip sign under a perturbation. The
     derivative is that of the branch through the vectors returned.
 
+    On a TPU with 64-bit mode on, XLA aborts the process compiling some operations on
+    complex128 arrays (``jnp.abs`` measured, jax 0.10.2): there, work with these real parts
+    (``eig``'s complex results are exact to about 1e-15 there, not bit for bit).
+
     Fails (see ``MayFail``) on a non-finite ``a``.
     """
 
