@@ -1,4 +1,4 @@
-"""SciPy's ``solve_ivp`` with a JAX ``fun`` (``jaxbridge.adapters.integrate.solve_ivp``):
+"""SciPy's ``solve_ivp`` and ``quad`` with a JAX function (``jaxbridge.adapters.integrate``):
 SciPy's solution, and derivatives in ``args``, ``y0`` and ``t_eval`` against closed forms
 and central differences of SciPy's own call."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.integrate
 
-from jaxbridge.adapters.integrate import solve_ivp
+from jaxbridge.adapters.integrate import quad, solve_ivp
 
 TIGHT = {"rtol": 1e-10, "atol": 1e-12}
 TIMES = np.linspace(0.0, 2.0, 5)
@@ -105,3 +105,28 @@ def test_solve_ivp_refuses_what_it_does_not_offer():
         solve_ivp(decay, (0, 1), y0, t_eval=[1.0], args=(1.0,), dense_output=True)
     with pytest.raises(ValueError, match=r"solve_ivp: t_span must run forward in time"):
         solve_ivp(decay, (1, 0), y0, t_eval=[0.5], args=(1.0,))
+
+
+def gaussian(x, s):
+    return jnp.exp(-s * x**2)
+
+
+def test_quad_is_scipy_quad_and_its_derivatives_the_closed_forms():
+    """``∫₀^∞ exp(-s x²) dx = √π / (2 √s)``; in ``s``: ``-√π s^(-3/2) / 4`` and ``3 √π
+    s^(-5/2) / 8``; in an upper limit ``b``: the integrand there."""
+    y, bound = jax.jit(lambda s: quad(gaussian, 0.0, jnp.inf, args=(s,)))(2.0)
+    expected, error = scipy.integrate.quad(lambda x: np.exp(-2 * x * x), 0, np.inf)
+    np.testing.assert_allclose(y, expected, rtol=1e-14)
+    assert error <= float(bound) == 1.49e-8
+    root_pi = np.sqrt(np.pi)
+    grad = jax.grad(lambda s: quad(gaussian, 0.0, jnp.inf, args=(s,))[0])(2.0)
+    np.testing.assert_allclose(grad, -root_pi / 4 * 2.0**-1.5, rtol=1e-9)
+    second = jax.hessian(lambda s: quad(gaussian, 0.0, jnp.inf, args=(s,))[0])(2.0)
+    np.testing.assert_allclose(second, 3 * root_pi / 8 * 2.0**-2.5, rtol=1e-8)
+    in_b = jax.grad(lambda b: quad(gaussian, 0.0, b, args=(2.0,))[0])(1.0)
+    np.testing.assert_allclose(in_b, np.exp(-2.0), rtol=1e-14)
+    batch = jax.vmap(lambda s: quad(gaussian, 0.0, 1.0, args=(s,))[0])(jnp.array([1.0, 2.0]))
+    for s, got in zip((1.0, 2.0), batch):
+        np.testing.assert_allclose(
+            got, scipy.integrate.quad(lambda x: np.exp(-s * x * x), 0, 1)[0], rtol=1e-13
+        )

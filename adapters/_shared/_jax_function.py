@@ -95,11 +95,25 @@ class _JaxFunction(jb.Adapter):
         for the solvers' hook."""
         return _host(self, "hessian", x, theta)
 
+    def backward_jvp(self, res, g, tangents):
+        """``backward(res, g)``'s derivative along ``tangents``, ``g`` held (``Quad``'s and
+        ``OdeSolve``'s hook for exact second derivatives)."""
+        return _host(self, "backward_jvp", *res[:2], g, *_zeros_for_none(res[:2], tangents))
+
 
 class JaxObjective(_JaxFunction):
     """A scalar ``fun``: ``minimize``'s objective."""
 
     signature = "(n),(p)->()"
+
+
+class JaxIntegrand(_JaxFunction):
+    """A scalar ``fun(x, *args)`` of a scalar ``x``: ``quad``'s integrand, ``"(),(p)->()"``."""
+
+    signature = "(),(p)->()"
+
+    def called(self, x: Any, theta: Any) -> Any:
+        return self.fun(x, *self.args_packing.unflat(theta))
 
 
 class JaxResidual(_JaxFunction):
