@@ -12,7 +12,7 @@ import numpy as np
 
 from .._shared._failure import OnFailure
 from .._shared._jax_function import JaxRhs, Packing, float_dtype
-from ..optimize._result import OptimizeResult
+from .._shared._result import OptimizeResult
 from .ode_solve import OdeSolve
 
 _OWNER = "solve_ivp"

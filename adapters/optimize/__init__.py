@@ -16,12 +16,12 @@ thread: SciPy's optimizers call back into Python at every iteration, holding the
 threads would not overlap them.
 """
 
+from .._shared._result import OptimizeResult as OptimizeResult
 from ._implicit import OptimizeError as OptimizeError
 from ._minimize_call import minimize as minimize
 from ._residual_calls import curve_fit as curve_fit
 from ._residual_calls import least_squares as least_squares
 from ._residual_calls import root as root
-from ._result import OptimizeResult as OptimizeResult
 from .isotonic_regression import IsotonicRegression as IsotonicRegression
 from .isotonic_regression import isotonic_regression as isotonic_regression
 from .least_squares import LeastSquares as LeastSquares

@@ -14,7 +14,7 @@ import scipy.optimize
 
 from .._shared._failure import OnFailure
 from .._shared._jax_function import JaxObjective, JaxResidual, Packing, float_dtype, scalar_output
-from ._result import OptimizeResult
+from .._shared._result import OptimizeResult
 from ._scipy_forms import method_named, options_pairs
 from .minimize import Minimize
 from .minimize_bounded import MinimizeBounded

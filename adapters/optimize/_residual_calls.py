@@ -20,8 +20,8 @@ from .._shared._jax_function import (
     float_dtype,
     square_output,
 )
+from .._shared._result import OptimizeResult
 from ..linalg import solve  # (float64 on every backend: a TPU has no float64 LU)
-from ._result import OptimizeResult
 from ._scipy_forms import method_named, options_pairs
 from .least_squares import LeastSquares
 from .root import Root
