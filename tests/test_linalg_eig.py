@@ -94,7 +94,9 @@ def test_eig_derivative_at_a_repeated_eigenvalue_is_refused_by_name_or_nan():
     np.testing.assert_allclose(eigvals(a), [1, 1, 3])  # the values are SciPy's either way
     with pytest.raises(SolveFailure, match=r"Eig\..*eigenvalues 0 and 1 of 'a' are repeated"):
         with host_errors():
-            jax.block_until_ready(jax.grad(lambda a: jnp.sum(eigvals(a).real))(jnp.asarray(a)))
+            jax.block_until_ready(
+                jax.jit(jax.grad(lambda a: jnp.sum(eigvals(a).real)))(jnp.asarray(a))
+            )
     w_re = jax.jvp(lambda a: Eig(on_failure="nan")(a)[0], (jnp.asarray(a),), (jnp.ones((3, 3)),))[1]
     assert np.isnan(np.asarray(w_re)).all()
 
