@@ -245,8 +245,8 @@ def _from_carrier(
     if dtype.itemsize == 8:  # halves
         half = chunk.shape[0] // 2
         high, low = chunk[:half].astype(dtype), chunk[half:].astype(dtype)
-        if dtype == np.float64:
-            return (high + low).reshape(shape)
+        if dtype == np.float64:  # (where low is 0, high alone: -0.0 + -0.0 is +0.0 on a TPU)
+            return jnp.where(low == 0, high, high + low).reshape(shape)
         return ((high << 32) + (low - _LOW_OFFSET[dtype.kind])).reshape(shape)
     if dtype == np.bool_:
         return (chunk != 0).reshape(shape)
