@@ -21,6 +21,7 @@ from jax.test_util import check_grads
 
 import jaxbridge as jb
 from jaxbridge.adapters import LinearSolve, LyapunovSolve, SparseSolve, SylvesterSolve
+from jaxbridge.adapters import linalg as jaxbridge_linalg
 from jaxbridge.adapters.linalg.linear_solve import _LUSolve
 from jaxbridge.adapters.linalg.lyapunov_solve import _SchurLyapunovSolve
 from jaxbridge.adapters.linalg.sparse_solve import _SparseLUSolve
@@ -512,12 +513,12 @@ def test_linear_solve_derivatives_of_any_order():
 @pytest.mark.parametrize("copies", [1, 14], ids=["batched LAPACK", "a larger batch"])
 @pytest.mark.parametrize("assume_a", ["pos", "gen"])
 def test_a_batch_with_one_matrix_singular_to_working_precision(assume_a, copies):
-    """diag(1, 1e-17) is positive but singular to working precision: in a batch it is
-    refused by name (eagerly and under jit), or is NaN alone under on_failure='nan', the
-    others solved (the batched condition bound had no test)."""
-    a = np.stack(
-        [np.diag([2.0, 3.0]), np.diag([1.0, 1e-17]), np.array([[4.0, 1], [1, 3]])] * copies
-    )
+    """[[1, 1], [1, 1 + 2⁻⁵²]] is positive but singular to working precision, however its
+    rows and columns are scaled (rcond 5.6e-17): in a batch it is refused by name (eagerly
+    and under jit), or is NaN alone under on_failure='nan', the others solved (the batched
+    condition bound had no test)."""
+    nearly_singular = np.array([[1.0, 1.0], [1.0, 1.0 + 2.0**-52]])
+    a = np.stack([np.diag([2.0, 3.0]), nearly_singular, np.array([[4.0, 1], [1, 3]])] * copies)
     b = np.ones((len(a), 2))
     with jax.enable_x64(True):
         for call in (LinearSolve(assume_a=assume_a), jax.jit(LinearSolve(assume_a=assume_a))):
@@ -530,3 +531,30 @@ def test_a_batch_with_one_matrix_singular_to_working_precision(assume_a, copies)
                 good = [i for i in range(len(a)) if i % 3 != 1]
                 want = np.linalg.solve(a[good], b[good][..., None])[..., 0]
                 np.testing.assert_allclose(x[good], want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("copies", [1, 14], ids=["one", "a batch"])
+@pytest.mark.parametrize("assume_a", ["pos", "gen"])
+def test_a_matrix_only_badly_scaled_is_solved_as_scipy_solves_it(assume_a, copies):
+    """diag(1, 1e-17) has rcond 1e-17, but scaled it is the identity: SciPy solves it exactly
+    (with a warning), and LinearSolve to an ulp, value and derivatives (it was refused as
+    singular: #64 row 10). Its derivatives are the closed form's: dx/db = a⁻¹, dx/da = -a⁻¹ ⊗ x."""
+    a = np.stack([np.diag([1.0, 1e-17])] * copies)
+    b = np.stack([np.array([1.0, 1e-17])] * copies)
+    with jax.enable_x64(True):
+        for call in (LinearSolve(assume_a=assume_a), jax.jit(LinearSolve(assume_a=assume_a))):
+            # (Cholesky rounds √1e-17: within an ulp or two, as any well-conditioned solve)
+            np.testing.assert_allclose(call(a, b), np.ones((copies, 2)), rtol=4e-16)
+        x = jaxbridge_linalg.solve(a[0], b[0], assume_a=assume_a)  # SciPy's call form
+        np.testing.assert_allclose(x, [1, 1], rtol=4e-16)
+        solve = LinearSolve(assume_a=assume_a)
+        d_b = jax.jacobian(lambda b: solve(a[0], b))(b[0])
+        np.testing.assert_allclose(d_b, np.diag([1.0, 1e17]), rtol=1e-15)
+        d_a = jax.jacobian(lambda a: solve(a, b[0]))(a[0])
+        want = -np.einsum("ij,k->ijk", np.diag([1.0, 1e17]), np.ones(2))
+        if assume_a == "pos":  # read as (a + aᵀ) / 2
+            want = (want + np.swapaxes(want, 1, 2)) / 2
+        np.testing.assert_allclose(d_a, want, rtol=1e-15)
+    with pytest.warns(scipy.linalg.LinAlgWarning):
+        scipys = scipy.linalg.solve(a[0], b[0], assume_a=assume_a)
+    np.testing.assert_allclose(scipys, [1, 1], rtol=4e-16)

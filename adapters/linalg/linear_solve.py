@@ -421,8 +421,11 @@ def _lu(a, stack, dtype, into=None):
     if info > 0:
         raise failure(f"matrix 'a' is singular (exactly zero pivot at step {info} of its LU)")
     # aᵀ's reciprocal condition number in the ∞-norm is a's in the 1-norm
-    _check_condition(gecon(lu, norm, norm="I")[0], dtype)
-    return _lu_solve(lu.T, piv, stack, False), lu.T, piv
+    rcond = gecon(lu, norm, norm="I")[0]
+    x = _lu_solve(lu.T, piv, stack, False)
+    if not rcond >= np.finfo(dtype).eps:
+        _check_condition(max(rcond, _scaled_rcond(a, x, stack)), dtype)
+    return x, lu.T, piv
 
 
 def _lu_solve(lu, piv, stack, trans):
@@ -453,7 +456,9 @@ def _cholesky(a, stack, dtype, into=None):
             f"matrix 'a' is not positive definite (its leading minor of order {info} is not "
             "positive), as assume_a='pos' requires"
         )
-    _check_condition(pocon(c, norm, uplo="U")[0], dtype)
+    rcond = pocon(c, norm, uplo="U")[0]
+    if not rcond >= np.finfo(dtype).eps:
+        _check_condition(max(rcond, _scaled_pos_rcond(c)), dtype)
     x = scipy.linalg.cho_solve((c, False), stack.T, check_finite=False).T
     if into is None:
         return x, c.T, np.zeros(a.shape[:1], np.int32)  # saved transposed, as in _lu
@@ -479,11 +484,49 @@ def _check_norm(norm: float, a: np.ndarray) -> None:
         )
 
 
+def _scaled_rcond(a: np.ndarray, x: np.ndarray, stack: np.ndarray) -> float:
+    """The reciprocal 1-norm condition number of ``a`` with its rows and columns scaled by
+    powers of 2 (LAPACK's ``geequb``), where the solutions ``x`` of ``a x = b`` (rows of
+    ``stack``) are componentwise backward stable (Oettli and Prager's error at most
+    ``4 n eps``); 0 otherwise. A matrix that is only badly scaled (diag(1, 1e-17)) is not
+    singular: partial pivoting does not see column scales, and its error bound for a
+    backward stable x is Skeel's condition number, which row scales leave unchanged and
+    the scaled matrix's condition number bounds."""
+    n, eps = a.shape[0], np.finfo(a.dtype).eps
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        residual = np.abs(stack - x @ a.T)
+        size = np.abs(x) @ np.abs(a).T + np.abs(stack)
+        stable = np.all((residual <= 4 * n * eps * size) | (residual == 0))
+    geequb, getrf, gecon, lange = scipy.linalg.get_lapack_funcs(
+        ("geequb", "getrf", "gecon", "lange"), (a,)
+    )
+    rows, columns, *_, info = geequb(a)
+    if not stable or info != 0:
+        return 0.0
+    scaled = rows[:, None] * a * columns
+    lu, _, info = getrf(scaled)
+    return 0.0 if info > 0 else float(gecon(lu, lange("1", scaled), norm="1")[0])
+
+
+def _scaled_pos_rcond(c: np.ndarray) -> float:
+    """The reciprocal 1-norm condition number of ``d a d`` for ``a = cᵀ c`` (``c`` upper
+    triangular), ``d`` powers of 2 near ``1 / √aᵢᵢ``: Cholesky's factor of ``d a d`` is
+    ``c d``, as exactly as ``c`` is ``a``'s, so a positive definite matrix that is only badly
+    scaled (diag(1, 1e-17)) is solved as accurately, each entry of ``x`` to its own scale."""
+    diagonal = np.einsum("ij,ij->j", c, c.conj()).real  # aᵢᵢ
+    d = np.exp2(-np.round(np.log2(diagonal) / 2))
+    scaled = c * d
+    pocon, lange = scipy.linalg.get_lapack_funcs(("pocon", "lange"), (scaled,))
+    product = scaled.conj().T @ scaled
+    return float(pocon(scaled, lange("1", product), uplo="U")[0])
+
+
 def _check_condition(rcond: float, dtype: np.dtype) -> None:
     # Below machine epsilon the computed x carries no correct digits: call it singular.
     eps = np.finfo(dtype).eps
     if not rcond >= eps:
         raise failure(
             f"matrix 'a' is singular to working precision (reciprocal condition number "
-            f"{rcond:.1e}, below machine epsilon {eps:.1e})"
+            f"{rcond:.1e}, below machine epsilon {eps:.1e}, with its rows and columns "
+            "scaled or not)"
         )
