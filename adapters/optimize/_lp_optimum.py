@@ -8,6 +8,7 @@ its duals are unique."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 import scipy.optimize
 
 from ._implicit import OptimizeError
@@ -24,7 +25,7 @@ class Optimum:
     ``A_ub``, tight lower and upper bounds, in that order; ``side`` is each row's sign of
     multiplier in ``c = Mᵀ y`` (0 an equality, -1 an upper limit, +1 a lower bound)."""
 
-    def __init__(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper, x):
+    def __init__(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, held=None):
         n = len(c)
         self.c, self.x = c, x
         # each constraint on its own scale: a row's from its own terms, a bound's from its
@@ -40,11 +41,20 @@ class Optimum:
         to_lower, to_upper = np.abs(x - lower), np.abs(upper - x)
         tight_lo = np.isfinite(lower) & (to_lower <= _TIGHT * entry)
         tight_up = np.isfinite(upper) & (to_upper <= _TIGHT * entry)
+        if held is not None:
+            # a constraint with a nonzero marginal in HiGHS's basis holds (complementary
+            # slackness), whatever its slack: on an LP scaled by 1e±6 HiGHS left a row of
+            # its basis at a slack 200 times the tolerance, and the row was dropped
+            p = len(b_ub)
+            tight_ub |= held[:p] != 0
+            tight_lo |= np.isfinite(lower) & (held[p : p + n] != 0)
+            tight_up |= np.isfinite(upper) & (held[p + n :] != 0)
         both = tight_lo & tight_up  # (a box narrower than the tolerance: the nearer bound)
         tight_lo &= ~both | (to_lower <= to_upper)
         tight_up &= ~tight_lo
         self.rows = (np.flatnonzero(tight_ub), np.flatnonzero(tight_lo), np.flatnonzero(tight_up))
         self.sizes = (len(b_ub), len(b_eq), n)
+        self._all = (a_ub, b_ub, lower, upper)
         eye = np.eye(n)
         self.matrix = np.concatenate([a_eq, a_ub[tight_ub], eye[tight_lo], eye[tight_up]])
         self.rhs = np.concatenate([b_eq, b_ub[tight_ub], lower[tight_lo], upper[tight_up]])
@@ -58,10 +68,12 @@ class Optimum:
             + [f"x[{j}]'s lower bound" for j in lo]
             + [f"x[{j}]'s upper bound" for j in up]
         )
+        self._inaccurate = False
         try:
             self._vertex: tuple[np.ndarray, np.ndarray] | str = self._solved_vertex()
         except _Degenerate as problem:
             self._vertex = str(problem)
+            self._inaccurate = isinstance(problem, _Inaccurate)
 
     def vertex(self, note: str = "") -> tuple[np.ndarray, np.ndarray]:
         """``(x, y)``: the vertex ``M x = r`` (recomputed, a vertex to rounding) and its
@@ -88,15 +100,18 @@ class Optimum:
                 f"unknowns ({_listed(self.labels)}; {kind}): x has no derivative"
             )
         try:
-            x = np.linalg.solve(self.matrix, self.rhs)
-            y = np.linalg.solve(self.matrix.T, self.c)  # c = Mᵀ y
+            x = self.solve(self.rhs)
+            y = self.solve(self.c, transpose=True)  # c = Mᵀ y
         except np.linalg.LinAlgError:
             raise _Degenerate(
                 "linprog's optimum is degenerate: the constraints that hold there "
                 f"({_listed(self.labels)}) are not independent: x has no derivative"
             ) from None
+        self._check_feasible(x)
         inequality = self.side != 0
-        zero = inequality & (np.abs(y) <= _ZERO * _sizes(self.matrix.T, self.c))
+        rows, columns = _balance(self.matrix)  # (M's sizes as the scaled matrix's: see solve)
+        sizes = rows * _sizes((rows[:, None] * self.matrix * columns).T, columns * self.c)
+        zero = inequality & (np.abs(y) <= _ZERO * sizes)
         if zero.any():
             raise _Degenerate(
                 f"linprog's optimum is degenerate: {_listed(self.labels, zero)} "
@@ -113,6 +128,48 @@ class Optimum:
             )
         return x, y
 
+    def solve(self, rhs: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """``M⁻¹ rhs`` (``M⁻ᵀ rhs`` if ``transpose``) for the square ``M``, solved with its
+        rows and columns scaled by powers of 2: an LP scaled by 1e±6 makes ``M``'s condition
+        number 1e24 where the scaled one's is 10 (its multipliers came out 5x off)."""
+        rows, columns = _balance(self.matrix)
+        scaled = rows[:, None] * self.matrix * columns
+        if transpose:  # Mᵀ y = b: (C Mᵀ R)(R⁻¹ y) = C b
+            return rows * np.linalg.solve(scaled.T, columns * rhs)
+        return columns * np.linalg.solve(scaled, rows * rhs)
+
+    def _check_feasible(self, x: np.ndarray) -> None:
+        """The vertex of the constraints that hold is the optimum only if it keeps the
+        others: on an LP scaled by 1e±6 HiGHS reported an ``x`` that missed an equality by
+        91% of its right-hand side, whose constraints made a vertex outside the feasible set
+        (and multipliers 5x off)."""
+        a_ub, b_ub, lower, upper = self._all
+        with np.errstate(invalid="ignore"):
+            excess = np.concatenate(
+                [
+                    (a_ub @ x - b_ub) / (np.abs(a_ub) @ np.abs(x) + np.abs(b_ub)),
+                    (lower - x) / (1 + np.abs(x)),
+                    (x - upper) / (1 + np.abs(x)),
+                ]
+            )
+        broken = np.flatnonzero(excess > _TIGHT)
+        if broken.size:
+            p, n = len(b_ub), len(x)
+            k = broken[0]
+            label = (
+                f"A_ub row {k}"
+                if k < p
+                else f"x[{k - p}]'s lower bound"
+                if k < p + n
+                else f"x[{k - p - n}]'s upper bound"
+            )
+            raise _Inaccurate(
+                f"linprog's optimum could not be matched to the constraints that hold there: "
+                f"the vertex they make ({_listed(self.labels)}) breaks {label}, so HiGHS's x "
+                "is no accurate optimum (is the problem badly scaled? scale its rows and "
+                "columns): x and fun have no derivative computed here"
+            )
+
     def duals(self) -> np.ndarray:
         """The multipliers ``y`` (``c = Mᵀ y``, each of its side's sign), where they are
         unique, as they are at a non-degenerate vertex and on an optimal edge whose
@@ -121,6 +178,8 @@ class Optimum:
         ``OptimizeError`` naming the constraints."""
         if not isinstance(self._vertex, str):
             return self._vertex[1]
+        if self._inaccurate:
+            raise OptimizeError.because(self._vertex)
         if len(self.matrix) == 0:  # (no constraint holds: c = 0, or x is no optimum)
             if np.abs(self.c).max(initial=0) > 0:
                 raise OptimizeError.because(
@@ -128,27 +187,36 @@ class Optimum:
                     "there, and c is not 0: fun has no derivative computed here"
                 )
             return np.zeros(0)
-        scale = np.linalg.norm(self.matrix, axis=1)
+        # each equation of c = Mᵀ y, one per unknown, scaled by a power of 2 to its largest
+        # term (unknowns scaled by 1e±6 left the least-squares multipliers 5x off), and unit
+        # rows (the multipliers become y * scale)
+        _, columns = _balance(self.matrix)
+        rows = self.matrix * columns
+        scale = np.linalg.norm(rows, axis=1)
         scale[scale == 0] = 1
-        rows = self.matrix / scale[:, None]  # (unit rows: the multipliers become y * scale)
+        rows /= scale[:, None]
+        c = self.c * columns
         _, values, vt = np.linalg.svd(rows.T)
         rank = int((values > _DEPENDENT * values.max(initial=0)).sum())
         null = vt[rank:].T  # the directions e with Mᵀ e = 0, scaled
         inequality = self.side != 0
         if rank == len(rows):
-            scaled = np.linalg.lstsq(rows.T, self.c, rcond=None)[0]
+            scaled = np.linalg.lstsq(rows.T, c, rcond=None)[0]
         else:  # (some multiplier: an LP on the tight constraints, then checked below)
             signs = [(None, None), (0, None), (None, 0)]  # (the side's: 0, +1, -1)
             found = scipy.optimize.linprog(
                 np.zeros(len(rows)),
                 A_eq=rows.T,
-                b_eq=self.c,
+                b_eq=c,
                 bounds=[signs[int(s)] for s in self.side],
             )
             scaled = found.x if found.status == 0 else np.full(len(rows), np.nan)
-        residual = np.abs(rows.T @ scaled - self.c).max(initial=0)
+        # each entry of c = Mᵀ y on its own scale (one global scale accepted multipliers
+        # that missed an entry of c by 45%, beside a larger entry)
+        residual = np.abs(rows.T @ scaled - c)
+        own_scale = np.abs(c) + np.abs(rows.T) @ np.abs(scaled)
         largest = np.abs(scaled).max(initial=0)
-        if not residual <= _TIGHT * (np.abs(self.c).max(initial=0) + largest) or (
+        if not (residual <= _TIGHT * own_scale).all() or (
             (scaled * self.side < -_ZERO * largest).any()
         ):
             raise OptimizeError.because(
@@ -156,18 +224,18 @@ class Optimum:
                 f"({_listed(self.labels)}): no multipliers of the right signs give c, so fun "
                 "has no derivative computed here"
             )
-        own = _sizes(rows.T, self.c) if rank == len(rows) else largest
+        own = _sizes(rows.T, c) if rank == len(rows) else largest
         zero = inequality & (np.abs(scaled) <= _ZERO * own)
         if not _pointed(null[zero], self.side[zero]):
             raise OptimizeError.because(
                 f"linprog's optimum is degenerate: {len(rows)} constraints hold there for "
-                f"{len(self.c)} unknowns ({_listed(self.labels)}), and their multipliers "
+                f"{len(c)} unknowns ({_listed(self.labels)}), and their multipliers "
                 "(fun's derivatives in b_ub, b_eq and the bounds) are not unique: fun has a "
                 "kink there and no derivative"
             )
         # unique: the zero ones exactly 0, the others the solution of their rows (independent)
         scaled = np.zeros(len(rows))
-        scaled[~zero] = np.linalg.lstsq(rows[~zero].T, self.c, rcond=None)[0]
+        scaled[~zero] = np.linalg.lstsq(rows[~zero].T, c, rcond=None)[0]
         return scaled / scale
 
     def gather(self, tangents) -> np.ndarray:
@@ -204,6 +272,27 @@ class Optimum:
 
 class _Degenerate(Exception):
     """Why the optimum is no non-degenerate vertex (a sentence without its full stop)."""
+
+
+class _Inaccurate(_Degenerate):
+    """HiGHS's x is no vertex of the constraints that hold there: neither x's derivatives
+    nor the value's can be read from them."""
+
+
+def _balance(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Powers of 2 that scale the rows and the columns of ``m`` to entries of size about 1
+    (LAPACK's ``geequb``; 1 for an empty row or column)."""
+    if m.size == 0:
+        return np.ones(m.shape[0]), np.ones(m.shape[1])
+    geequb = scipy.linalg.get_lapack_funcs("geequb", (m,))
+    rows, columns, *_, info = geequb(m)
+    if info > 0:  # a zero row (info <= m) or column: geequb stops; scale the rest by hand
+        rows = np.exp2(-np.round(np.log2(np.maximum(np.abs(m).max(1), 1e-300))))
+        rows[np.abs(m).max(1) == 0] = 1
+        scaled = np.abs(m) * rows[:, None]
+        columns = np.exp2(-np.round(np.log2(np.maximum(scaled.max(0), 1e-300))))
+        columns[scaled.max(0) == 0] = 1
+    return rows, columns
 
 
 def _sizes(m_t: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -85,6 +85,12 @@ class Linprog(MayFail):
         dtype = jb.result_dtype(c, a_ub, b_ub, a_eq, b_eq, lower, upper)
         return jax.ShapeDtypeStruct(c.shape, dtype), jax.ShapeDtypeStruct(c.shape[:-1], dtype)
 
+    def residual_specs(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper):
+        # HiGHS's marginals of the rows of A_ub and of the bounds: the constraints its
+        # basis holds, which a badly scaled LP's slacks alone do not tell (Optimum)
+        count = b_ub.shape[-1] + 2 * c.shape[-1]
+        return jax.ShapeDtypeStruct((count,), jb.result_dtype(c, a_ub, b_ub, a_eq, b_eq))
+
     def check(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper):
         if c.shape[-1] == 0:  # (SciPy's own message speaks of c's dimensions)
             raise ValueError("argument 'c' has no entries: an LP needs one unknown at least.")
@@ -114,9 +120,13 @@ class Linprog(MayFail):
                     f"linprog found no optimum (status {result.status}: {result.message})"
                 )
             x, fun = result.x, result.fun
+            held = np.concatenate(
+                [result.ineqlin.marginals, result.lower.marginals, result.upper.marginals]
+            )
         except OptimizeError as error:
             x, fun = self.nan_on_failure(error, c.shape, ())
-        return np.asarray(x, dtype), np.asarray(fun, dtype)
+            held = np.full(len(b_ub) + 2 * len(c), np.nan)
+        return np.asarray(x, dtype), np.asarray(fun, dtype), np.asarray(held, dtype)
 
     @host_routed
     def pullback(self, res, g, *, wanted=None):
@@ -130,35 +140,35 @@ class Linprog(MayFail):
         return super().pullback(res, g)
 
     def backward(self, res, g):
-        c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, _ = res
+        c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, _, held = res
         gx, gf = g
         gx = np.zeros(c.shape) if gx is None else np.asarray(gx, np.float64)
         gf = 0.0 if gf is None else float(gf)
-        optimum = Optimum(c, a_ub, b_ub, a_eq, b_eq, lower, upper, x)
+        optimum = Optimum(c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, held)
         try:
             lam = np.zeros(len(optimum.matrix))
             if gx.any():  # x's pullback, M⁻ᵀ ḡ: only at a non-degenerate vertex
                 optimum.vertex()  # (an error naming the constraint elsewhere)
-                lam = np.linalg.solve(optimum.matrix.T, gx)
+                lam = optimum.solve(gx, transpose=True)
             if gf:  # the value's: the multipliers, wherever they are unique
                 lam = lam + gf * optimum.duals()
         except OptimizeError as error:
             nans = self.nan_on_failure(error, *(np.shape(v) for v in res[:7]))
-            return tuple(np.asarray(t, jb.result_dtype(v)) for t, v in zip(nans, res))
+            return tuple(np.asarray(t, jb.result_dtype(v)) for t, v in zip(nans, res[:7]))
         at = optimum.point()
         cotangents = (gf * at, *optimum.scatter(lam, -np.outer(lam, at)))
-        return tuple(np.asarray(t, jb.result_dtype(v)) for t, v in zip(cotangents, res))
+        return tuple(np.asarray(t, jb.result_dtype(v)) for t, v in zip(cotangents, res[:7]))
 
     def jvp(self, res, tangents):
-        c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, _ = res
+        c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, _, held = res
         dc, *rest = tangents
         dtype = jb.result_dtype(*res[:7])
-        optimum = Optimum(c, a_ub, b_ub, a_eq, b_eq, lower, upper, x)
+        optimum = Optimum(c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, held)
         try:
             at, _ = optimum.vertex(_FORWARD)
         except OptimizeError as error:
             return self.nan_on_failure(error, c.shape, (), dtype=dtype)
-        dx = np.linalg.solve(optimum.matrix, optimum.gather(rest))  # M ẋ = ṙ - Ṁ x
+        dx = optimum.solve(optimum.gather(rest))  # M ẋ = ṙ - Ṁ x
         df = c @ dx + (0.0 if dc is None else dc @ at)
         return dx.astype(dtype), np.asarray(df, dtype)
 
