@@ -185,7 +185,7 @@ class Betaincinv(jb.Adapter):
         # slope's value is the host's, log B's derivatives JAX's
         log_beta = gammaln(a) + gammaln(b) - gammaln(a + b)
         log_x, log_complement = jax.lax.stop_gradient((log_x, log_complement))
-        saved, constants = (log_x, log_complement), (slope, log_slope, a, b, log_beta)
+        saved, constants = (log_x, log_complement), (slope, log_slope, a, b, log_beta, x)
         # the shapes enter as free or not; a held one is a constant (its tangent is None)
         shapes = tuple(s if f else jax.lax.stop_gradient(s) for s, f in zip((a, b), free))
         ends = [_unless(c == 1, (y, *shapes)) for c in (a, b)]
@@ -299,17 +299,19 @@ def _gamma_cdf_gradient(logs, a, log_gamma, x):
     return cdf_shape_gradient("gamma", a, x)
 
 
-def _beta_log_slope(logs, a, b, log_beta):
+def _beta_log_slope(logs, a, b, log_beta, x):
     """``log(dx/dy) = log B(a, b) + (1 - a) log x + (1 - b) log(1 - x)``."""
     log_x, log_complement = logs
     return log_beta + _power(1 - a, log_x) + _power(1 - b, log_complement)
 
 
-def _beta_cdf_gradient(logs, a, b, log_beta):
-    """``(∂I/∂a, ∂I/∂b)`` at the quantile ``x``: of ``I_x(a, b)`` where ``x <= 1/2``, else of
+def _beta_cdf_gradient(logs, a, b, log_beta, x):
+    """``(∂I/∂a, ∂I/∂b)`` at the quantile ``x`` (the bridged output, as the host computed it,
+    differentiated through its own rule): of ``I_x(a, b)`` where ``x <= 1/2``, else of
     ``1 - I_{1-x}(b, a)`` with the accurate ``1 - x`` (the rounded ``x`` near 1 would leave
-    ``1 - x`` few digits or none)."""
-    x, complement = jnp.exp(logs[0]), jnp.exp(logs[1])
+    ``1 - x`` few digits or none). The side is the host's ``x``'s: ``exp(log x)`` on a TPU
+    is a few float32 ulps off, and at ``x = 1/2`` took the other side there."""
+    complement = jnp.exp(logs[1])
     upper = x > 0.5
     half = jnp.full_like(x, 0.5)  # a point inside for the side not taken
     lower_a, lower_b = cdf_shape_gradient("beta", a, b, jnp.where(upper, half, x))
