@@ -236,3 +236,9 @@ def _compiled(adapter: _JaxFunction | JaxRhs, what: str) -> Callable:
         # the solvers' (∂F/∂x, ∂F/∂θ); an ODE's ∂f/∂y alone
         return jax.jit(jax.jacfwd(f, argnums=1) if arity == 3 else jax.jacrev(f, argnums=(0, 1)))
     return jax.jit(jax.jacfwd(jax.jacrev(f, argnums=0), argnums=(0, 1)))
+
+
+class JaxScalarEquation(JaxIntegrand):
+    """A scalar ``f(x, *args)`` of a scalar ``x`` whose root is sought: ``root_scalar``'s
+    ``f``, ``"(),(p)->()"``; on the host ``jacobian`` gives ``f'`` first and ``hessian``
+    ``f''`` first (newton's and halley's ``fprime`` and ``fprime2``)."""

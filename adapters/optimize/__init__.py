@@ -22,6 +22,8 @@ from ._minimize_call import minimize as minimize
 from ._residual_calls import curve_fit as curve_fit
 from ._residual_calls import least_squares as least_squares
 from ._residual_calls import root as root
+from ._root_scalar_call import RootScalarSolve as RootScalarSolve
+from ._root_scalar_call import root_scalar as root_scalar
 from .isotonic_regression import IsotonicRegression as IsotonicRegression
 from .isotonic_regression import isotonic_regression as isotonic_regression
 from .least_squares import LeastSquares as LeastSquares
@@ -54,6 +56,7 @@ __all__ = [
     "OptimizeError",
     "OptimizeResult",
     "Root",
+    "RootScalarSolve",
     "curve_fit",
     "isotonic_regression",
     "linear_sum_assignment",
@@ -64,6 +67,7 @@ __all__ = [
     "minimize",
     "nnls",
     "root",
+    "root_scalar",
 ]
 
 # The family's row in the README's catalogue table and its name in
