@@ -22,7 +22,6 @@ from ._minimize_call import minimize as minimize
 from ._residual_calls import curve_fit as curve_fit
 from ._residual_calls import least_squares as least_squares
 from ._residual_calls import root as root
-from ._root_scalar_call import RootScalarSolve as RootScalarSolve
 from ._root_scalar_call import root_scalar as root_scalar
 from .isotonic_regression import IsotonicRegression as IsotonicRegression
 from .isotonic_regression import isotonic_regression as isotonic_regression
@@ -56,7 +55,6 @@ __all__ = [
     "OptimizeError",
     "OptimizeResult",
     "Root",
-    "RootScalarSolve",
     "curve_fit",
     "isotonic_regression",
     "linear_sum_assignment",
