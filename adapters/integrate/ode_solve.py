@@ -2,6 +2,7 @@
 differentiable in ``y0``, ``θ`` and every output time: through the solve's steps, by the adjoint
 or by forward sensitivities."""
 
+import dataclasses
 import re
 
 import jax
@@ -37,6 +38,22 @@ reaction-diffusion system (``benchmarks/solvers.py``, ``looped_rows``), ``value_
 by the steps over that by the adjoint, in three runs: with one output time read, 0.67-0.93x
 at 8 unknowns, 0.86-1.07x at 16, 1.10-1.27x at 20 and 24, 1.37-1.79x at 40; with five,
 0.33-0.56x at all of these (the adjoint restarts at each)."""
+
+
+RECHECKED_AT = 10.0
+"""``check_derivatives`` computes every first derivative again at tolerances this many
+times tighter (``rtol`` and ``atol`` alike): the difference is its error estimate."""
+
+FORWARD_SIZE = 2000
+"""The largest sensitivity system (``n (n + p + 1)`` unknowns) that ``"auto"`` tries when
+its first choice fails the check."""
+
+
+def derivative_tolerance(rtol: float) -> float:
+    """The relative accuracy ``check_derivatives`` asks of a first derivative at ``rtol``:
+    ``1000 rtol``, between 1e-8 (rounding in the integrations) and 1e-2. Values solved to
+    ``rtol`` are typically 10-1000 ``rtol`` off (vdp1000 at 1e-8: 1.7e-6)."""
+    return min(max(1e3 * rtol, 1e-8), 1e-2)
 
 
 _RHS_SIGNATURE = re.compile(r"^\(\),\((\w+)\),\((\w+)\)->\((\w+)\)$")
@@ -200,6 +217,7 @@ class OdeSolve(MayFail):
     max_evaluations: int = 100_000
     control_quadrature: bool = False
     sensitivity: str = "auto"
+    check_derivatives: bool = True
 
     signature = "(n),(p),(k)->(k,n)"
     domains = {"ts": increasing_times}
@@ -245,6 +263,11 @@ class OdeSolve(MayFail):
             raise ValueError(
                 "OdeSolve: parameter 'max_evaluations' must be a positive integer; got "
                 f"{self.max_evaluations!r}."
+            )
+        if not isinstance(self.check_derivatives, bool):
+            raise TypeError(
+                "OdeSolve: parameter 'check_derivatives' must be True or False; got "
+                f"{self.check_derivatives!r}."
             )
         if not isinstance(self.control_quadrature, bool):
             raise TypeError(
@@ -323,6 +346,14 @@ class OdeSolve(MayFail):
                 else:
                     trajectory = self._trajectory(dyn, y0, ts64)
                     cts = adjoint(self, dyn, ts64, ys64, trajectory, g)
+                if self.check_derivatives:
+                    cts = self._checked(
+                        res,
+                        cts,
+                        lambda solver, res: solver.backward(res, g),
+                        np.abs(g).sum(),
+                        lambda result, res: result[:2],  # (ts's: below)
+                    )
             except IntegrationFailure as error:
                 cts = self.nan_on_failure(error, *(a.shape for a in args))
         else:
@@ -371,9 +402,82 @@ class OdeSolve(MayFail):
             else:
                 trajectory = self._trajectory(dyn, y0, ts64)
                 out = tangent(self, dyn, ts64, ys64, trajectory, dy0, dtheta, dts)
+            if self.check_derivatives:
+                scale = np.abs(np.concatenate([dy0, dtheta, dts])).max()
+                directions = (dy0, dtheta, dts)
+                (out,) = self._checked(
+                    res,
+                    (out,),
+                    lambda solver, res: (solver.jvp(res, directions),),
+                    scale,
+                    lambda result, res: (_without_times(dyn, res, result[0], dts),),
+                )
         except IntegrationFailure as error:
             out = self.nan_on_failure(error, ys.shape)
         return out.astype(ys.dtype)
+
+    def _checked(self, own, first, rule, scale, compared):
+        """``first`` (a derivative's arrays by this solver's setting), if computing it again
+        by ``rule`` at tolerances ``RECHECKED_AT`` times tighter moves it by less than half
+        of ``derivative_tolerance`` (relative to its largest entry, per array; the error
+        is estimated as twice the move, assuming it at least halves): else, under
+        ``"auto"``, the first other setting's that passes; else an ``IntegrationFailure``
+        that names the settings and what they moved by."""
+        args = own[:3]
+        y0, theta, ts = (np.asarray(a, np.float64) for a in args)
+        n, p = len(y0), len(theta)
+        chosen = self.sensitivity_for(n)
+        candidates = [chosen]
+        if self.sensitivity == "auto":
+            steps = self.method in RECORDED and STEPS_FOLLOWED
+            others = ("steps",) if steps else ()
+            others += ("forward",) if n * (n + p + 1) <= FORWARD_SIZE else ()
+            candidates += [s for s in (*others, "adjoint") if s != chosen]
+        wanted = derivative_tolerance(self.rtol)
+        floor = 100 * self.atol * scale  # where the derivatives are all below atol's level
+        moved = []
+        for setting in candidates:
+            try:
+                result, res = (
+                    (first, own) if setting == chosen else self._by(setting, 1.0, args, rule)
+                )
+                again, again_res = self._by(setting, RECHECKED_AT, args, rule)
+            except IntegrationFailure as error:
+                moved.append(f"sensitivity={setting!r} could not be recomputed ({error})")
+                continue
+            estimate = max(
+                float(np.max(np.abs(a - b), initial=0.0))
+                / max(float(np.max(np.abs(b), initial=0.0)), floor, np.finfo(float).tiny)
+                for a, b in zip(compared(result, res), compared(again, again_res))
+            )
+            if 2 * estimate <= wanted and all(np.isfinite(a).all() for a in result):
+                return result
+            moved.append(f"sensitivity={setting!r} moved by {estimate:.1e}")
+        raise failure(
+            f"OdeSolve: the derivatives (method={self.method!r}, sensitivity="
+            f"{self.sensitivity!r}, rtol={self.rtol:g}, atol={self.atol:g}) are not accurate "
+            f"to {wanted:.0e} (relative) on this problem: computed again at tolerances "
+            f"{RECHECKED_AT:g} times tighter, {'; '.join(moved)}. Tighten rtol and atol, or "
+            "choose another method or sensitivity (check_derivatives=False returns them "
+            "unchecked)"
+        )
+
+    def _by(self, setting, tighter, args, rule):
+        """``rule(solver, res)`` for this solve by ``setting`` at tolerances ``tighter``
+        times tighter, unchecked: its own forward, then the rule."""
+        solver = dataclasses.replace(
+            self,
+            sensitivity=setting,
+            rtol=self.rtol / tighter,
+            atol=self.atol / tighter,
+            check_derivatives=False,
+            on_failure="raise",
+        )
+        y0, theta, ts = (np.asarray(a, np.float64) for a in args)
+        out = solver.forward(y0, theta, ts)
+        ys, saved = (out[0], out[1:]) if isinstance(out, tuple) else (out, ())
+        res = (y0, theta, ts, ys, *saved)
+        return tuple(np.asarray(a, np.float64) for a in rule(solver, res)), res
 
     def _trajectory(self, dyn, y0, ts):
         """The dense solution the differentiated forward kept, or the same solve again."""
@@ -408,6 +512,17 @@ def _sensitivity_jvp(dyn, ts, ys, sens, dy0, dtheta, dts):
     out = np.einsum("knm,m->kn", sens, direction) + fs * dts[:, None]
     out[0] = dy0  # y_0 is y0 itself, exactly (the sum above cancels only to rounding)
     return out
+
+
+def _without_times(dyn, res, out, dts):
+    """A tangent less its terms ``f(t_i, y_i) ṫ_i``: ``y'(t_i)`` at the computed ``y_i``,
+    which on a stiff problem amplifies ``y_i``'s error by ``∂f/∂y`` (Robertson's at ``rtol``
+    1e-6 by 1e-2), whatever the derivatives' integrations do: left out of the check."""
+    if not dts.any():
+        return out
+    _, _, ts, ys, *_ = res
+    fs = np.stack([dyn.f(t, y) for t, y in zip(ts, np.asarray(ys, np.float64))])
+    return out - fs * dts[:, None]
 
 
 def _checked_inputs(y0, theta, ts):
