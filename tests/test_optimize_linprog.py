@@ -363,3 +363,15 @@ def test_a_badly_scaled_lp_whose_highs_x_is_inaccurate_is_refused_not_silently_w
         nan = Linprog(on_failure="nan")
         grads = jax.grad(lambda b: nan(c, a_ub, b, a_eq, b_eq)[1])(b_ub)
         assert np.isnan(grads).all()
+
+
+def test_a_small_free_entry_beside_a_bound_is_not_read_as_at_it():
+    """x = [5e-8, 1] at the vertex of x0 <= 5e-8 and x1 <= 1 over x >= 0: x0's lower bound
+    does not hold (x0 is 5e-8 from it, half its own size). Its tightness was judged on
+    1 + |x|, and three constraints read as holding for two unknowns refused x's derivative
+    (#64 item 2: the same absolute 1 that row 4 removed from the rows)."""
+    c, a_ub, b_ub = np.array([-1.0, -1.0]), np.eye(2), np.array([5e-8, 1.0])
+    with jax.enable_x64(True):
+        x = lambda b: Linprog()(c, a_ub, b)[0]  # noqa: E731
+        np.testing.assert_array_equal(jax.jacobian(x)(b_ub), np.eye(2))
+        np.testing.assert_array_equal(jax.jacfwd(x)(b_ub), np.eye(2))

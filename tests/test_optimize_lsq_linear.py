@@ -208,3 +208,16 @@ def test_trf_stopping_far_inside_a_bound_beside_a_large_residual():
     # (differences of a cost of 5e13 lose the 1e-3: its gradient in b is the residual b - A x
     # at SciPy's exact solution)
     np.testing.assert_allclose(grad, b - a @ scipy_fit(a, b, lb, ub).x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["trf", "bvls"])
+def test_a_small_free_entry_beside_a_bound_is_not_read_as_at_it(method):
+    """x = [5e-8, 1] over x >= 0 (A = I, b = x): both entries are free, dx/db = I. The
+    tightness test added an absolute 1 to |x|, read x0 as at its bound with a zero
+    multiplier and refused the derivative as degenerate (#64 item 2)."""
+    a, b = np.eye(2), np.array([5e-8, 1.0])
+    with jax.enable_x64(True):
+        solve = LsqLinear(method=method)
+        x = lambda b: solve(a, b, np.zeros(2), np.full(2, np.inf))[0]  # noqa: E731
+        np.testing.assert_allclose(x(b), b, rtol=1e-9)
+        np.testing.assert_allclose(jax.jacobian(x)(b), np.eye(2), atol=1e-12)

@@ -37,7 +37,7 @@ class Optimum:
         tight_ub = np.abs(b_ub - a_ub @ x) <= _TIGHT * (
             np.abs(a_ub) @ (np.abs(x) + floor) + np.abs(b_ub)
         )
-        entry = 1 + np.abs(x)
+        entry = np.abs(x) + floor  # (not 1 + |x|: a free x[j] = 5e-8 read as at 0)
         to_lower, to_upper = np.abs(x - lower), np.abs(upper - x)
         tight_lo = np.isfinite(lower) & (to_lower <= _TIGHT * entry)
         tight_up = np.isfinite(upper) & (to_upper <= _TIGHT * entry)

@@ -18,6 +18,7 @@ from ._scipy_forms import floating, refuse_scipy_bounds, refuse_unsupported
 _TIGHT = 1e-7  # an entry this close to a bound, relative to its size, is at it (trf stops
 # within about 5e-9 of it; its active_mask missed 6 of 300 random problems' bounded entries)
 _ZERO = 1e-9  # a multiplier this small, relative to the size of its terms, is 0
+_FLOOR = 1e-6  # an entry counts as at least this much of the largest in its scale
 
 
 class LsqLinear(MayFail):
@@ -179,7 +180,10 @@ class _ActiveSet:
         if not np.isfinite(x).all():
             raise OptimizeError.because("lsq_linear found no solution: x has no derivative")
         A, b, lb, ub, x = (np.asarray(v, np.float64) for v in (A, b, lb, ub, x))  # noqa: N806
-        tight = _TIGHT * (1 + np.abs(x))
+        # each entry on its own scale, with a floor relative to the solution's size, not an
+        # absolute 1: x = [5e-8, 1] over x >= 0 read its free 5e-8 as at the bound, and
+        # refused a well-posed problem as degenerate
+        tight = _TIGHT * (np.abs(x) + _FLOOR * np.abs(x).max(initial=0))
         to_lb, to_ub = x - lb, ub - x
         # at a bound, the nearer one: a box narrower than the tolerance is at both
         at_lb = (to_lb <= tight) & (to_lb <= to_ub)
