@@ -107,3 +107,21 @@ def test_eig_refuses_what_it_does_not_offer():
     with pytest.raises(SolveFailure, match=r"Eig.*'a'"):
         with host_errors():
             jax.block_until_ready(eigvals(np.full((2, 2), np.nan)))
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eagerly", "under jit"])
+@pytest.mark.parametrize("mode", ["jvp", "vjp"])
+def test_eig_refuses_a_repeated_eigenvalue_the_same_eagerly_and_under_jit(mode, jitted):
+    """#64's eager/jit symmetry for the eigen rules: both modes, both ways, the same
+    refusal (the sparse solvers once returned a number under jit that raised eagerly)."""
+    a = jnp.asarray(np.diag([1.0, 1.0, 3.0]))
+
+    def derivative(a):
+        if mode == "jvp":
+            return jax.jvp(lambda a: eigvals(a).real, (a,), (jnp.ones((3, 3)),))[1]
+        return jax.grad(lambda a: jnp.sum(eigvals(a).real))(a)
+
+    run = jax.jit(derivative) if jitted else derivative
+    with pytest.raises(SolveFailure, match=r"Eig\..*eigenvalues 0 and 1 of 'a' are repeated"):
+        with host_errors():
+            jax.block_until_ready(run(a))
