@@ -16,6 +16,8 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse
 
+from .._shared._refusals import refuse_unsupported as refuse_unsupported
+
 
 def floating(*values: Any) -> tuple[jax.Array, ...]:
     """``values`` (arrays, lists, numbers) as JAX arrays of their common floating dtype, JAX's
@@ -67,15 +69,6 @@ def refuse_scipy_bounds(owner: str, name: str, value: Any, instead: str) -> None
             f"entries); {owner} takes '{name}' as one array, a bound per variable. For "
             f"SciPy's form use {instead}."
         )
-
-
-def refuse_unsupported(owner: str, given: dict[str, tuple[Any, Any, str]]) -> None:
-    """Refuse each of SciPy's arguments ``name: (value, default, why)`` given away from its
-    default: a ``TypeError`` naming ``owner``, the argument and ``why`` (where it goes, or
-    why it is not taken)."""
-    for name, (value, default, why) in given.items():
-        if (value is not None) if default is None else bool(value != default):
-            raise TypeError(f"{owner}: argument {name!r} is not taken: {why}; got {value!r}.")
 
 
 def box_arrays(owner: str, bounds: Any, n: int, dtype: Any) -> tuple[jax.Array, jax.Array]:
