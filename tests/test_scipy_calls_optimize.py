@@ -243,11 +243,71 @@ def test_curve_fit_pcov_to_second_order():
     np.testing.assert_allclose(jax.jacfwd(jax.grad(variance))(0.1), differences, rtol=1e-6)
 
 
-def test_curve_fit_counts_the_parameters_as_scipy_and_refuses_bounds():
+def test_curve_fit_counts_the_parameters_as_scipy():
     popt, _ = jo.curve_fit(decay, T, Y)  # p0: ones, three parameters after t
     assert popt.shape == (3,)
-    with pytest.raises(ValueError, match="curve_fit: bounds are not offered"):
-        jo.curve_fit(decay, T, Y, bounds=(0, 10))
+
+
+def compare_with_differences(derivative, solved):
+    """``derivative`` against central differences of SciPy's ``solved(h)`` (the solution at
+    a step ``h`` in one input) at two steps, 1e-2 and 3e-3: SciPy's trf with bounds or a
+    robust loss stops about 1e-8 from the minimum (status 3, at any xtol), so steps small
+    enough for a tight comparison drown in that; Richardson's extrapolation removes the two
+    steps' h² error. A derivative 1% off fails both checks."""
+    coarse, fine = ((solved(h) - solved(-h)) / (2 * h) for h in (1e-2, 3e-3))
+    extrapolated = fine + (fine - coarse) / ((1e-2 / 3e-3) ** 2 - 1)
+    np.testing.assert_allclose(derivative, extrapolated, rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(derivative, fine, rtol=2e-3, atol=1e-7)
+
+
+# the offset c held at its lower bound 0.6 (unbounded it is about 0.5)
+CURVE_BOUNDS = ([0.0, 0.0, 0.6], [10.0, 10.0, 10.0])
+
+
+def decay_jacobian(t, a, b, c):
+    return np.stack([np.exp(-b * t), -a * t * np.exp(-b * t), np.ones_like(t)], axis=1)
+
+
+def _scipy_bounded_fit(y, lower=0.6, sigma=None):
+    bounds = ([0.0, 0.0, lower], [10.0, 10.0, 10.0])
+    return scipy.optimize.curve_fit(
+        decay_np, T, y, sigma=sigma, bounds=bounds, jac=decay_jacobian, **TIGHT
+    )
+
+
+def test_curve_fit_with_bounds_as_scipy_and_its_derivatives():
+    sigma = 0.05 + 0.01 * T
+    # SciPy's default start (the box's middle) and method (trf)
+    popt, pcov = jax.jit(lambda y: jo.curve_fit(decay, T, y, sigma=sigma, bounds=CURVE_BOUNDS))(
+        jnp.asarray(Y)
+    )
+    expected, expected_cov = _scipy_bounded_fit(Y, sigma=sigma)
+    np.testing.assert_allclose(popt, expected, rtol=1e-8)
+    assert float(popt[2]) == 0.6
+    np.testing.assert_allclose(pcov, expected_cov, rtol=1e-6)
+    # in ydata, against central differences of SciPy's bounded fit at two steps
+    grad_y = jax.jacobian(lambda y: jo.curve_fit(decay, T, y, bounds=CURVE_BOUNDS)[0])(
+        jnp.asarray(Y)
+    )
+    k = 7
+
+    def in_y(h):
+        step = np.zeros_like(Y)
+        step[k] = h
+        return _scipy_bounded_fit(Y + step)[0]
+
+    compare_with_differences(grad_y[:, k], in_y)
+    assert np.all(np.asarray(grad_y[2]) == 0.0)  # the held offset does not move with y
+    # in the active bound: the offset follows it, the others as SciPy's differences
+    d_lower = jax.jacobian(
+        lambda lb: jo.curve_fit(
+            decay, T, Y, p0=[2.5, 1.3, 0.7], bounds=(jnp.stack([0.0, 0.0, lb]), 10.0)
+        )[0]
+    )(0.6)
+    compare_with_differences(d_lower, lambda h: _scipy_bounded_fit(Y, lower=0.6 + h)[0])
+    np.testing.assert_allclose(d_lower[2], 1.0, rtol=1e-12)
+    with pytest.raises(ValueError, match="curve_fit: method 'lm' only works without bounds"):
+        jo.curve_fit(decay, T, Y, bounds=CURVE_BOUNDS, method="lm")
 
 
 def test_least_squares_as_scipy():
@@ -262,7 +322,100 @@ def test_least_squares_as_scipy():
     np.testing.assert_allclose(got.cost, expected.cost, rtol=1e-12)
     np.testing.assert_allclose(got.jac, expected.jac, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(got.grad, 0.0, atol=1e-9)
-    with pytest.raises(ValueError, match="least_squares: loss 'soft_l1' is not offered"):
-        jo.least_squares(residuals, jnp.array([1.0, -1.0]), args=(T, Y), loss="soft_l1")
-    with pytest.raises(ValueError, match="least_squares: bounds are not offered"):
-        jo.least_squares(residuals, jnp.array([1.0, -1.0]), args=(T, Y), bounds=(0, 3))
+
+
+LOSSES = ["linear", "soft_l1", "huber", "cauchy", "arctan"]
+Y_OUTLIERS = Y.copy()
+Y_OUTLIERS[[5, 20]] += [2.0, -1.5]
+START = np.array([1.0, 1.0, 0.7])
+BOX = ([0.0, 0.0, 0.6], [10.0, 10.0, 10.0])
+
+
+def decay_residuals(x, t, y):
+    return x[0] * jnp.exp(-x[1] * t) + x[2] - y
+
+
+def _scipy_robust(y, loss, bounds, lower=0.6):
+    if bounds is not None:
+        bounds = ([0.0, 0.0, lower], [10.0, 10.0, 10.0])
+    return scipy.optimize.least_squares(
+        lambda x: np.asarray(decay_residuals(x, T, y)),
+        START,
+        jac=lambda x: np.asarray(jax.jacfwd(decay_residuals)(x, T, y)),
+        loss=loss,
+        f_scale=0.1,
+        bounds=(-np.inf, np.inf) if bounds is None else bounds,
+        **TIGHT,
+    )
+
+
+def _robust(y, loss, bounds, lower=0.6):
+    if bounds is not None:
+        bounds = (jnp.stack([0.0, 0.0, lower]), jnp.array([10.0, 10.0, 10.0]))
+    return jo.least_squares(
+        decay_residuals,
+        jnp.asarray(START),
+        args=(T, y),
+        loss=loss,
+        f_scale=0.1,
+        bounds=(-np.inf, np.inf) if bounds is None else bounds,
+    )
+
+
+@pytest.mark.parametrize("bounds", [None, BOX], ids=["free", "bounded"])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_least_squares_with_a_loss_and_bounds_as_scipy(loss, bounds):
+    got = jax.jit(lambda y: _robust(y, loss, bounds))(jnp.asarray(Y_OUTLIERS))
+    expected = _scipy_robust(Y_OUTLIERS, loss, bounds)
+    # (SciPy's trf stops about 1e-8 from the minimum; ours is refined to 1e-10)
+    np.testing.assert_allclose(got.x, expected.x, rtol=1e-7)
+    np.testing.assert_allclose(got.cost, expected.cost, rtol=1e-12)
+    np.testing.assert_allclose(got.fun, expected.fun, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(got.jac, expected.jac, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(got.grad[got.active_mask == 0], 0.0, atol=1e-9)
+    np.testing.assert_array_equal(got.active_mask, expected.active_mask)
+
+
+@pytest.mark.parametrize("bounds", [None, BOX], ids=["free", "bounded"])
+@pytest.mark.parametrize("loss", ["soft_l1", "huber", "cauchy", "arctan"])
+def test_least_squares_with_a_loss_derivatives_against_scipy_differences(loss, bounds):
+    k = 9  # (not an outlier: huber's |r| stays away from f_scale)
+    grad_y = jax.jacobian(lambda y: _robust(y, loss, bounds).x)(jnp.asarray(Y_OUTLIERS))[:, k]
+
+    def solved(h):
+        step = np.zeros_like(Y_OUTLIERS)
+        step[k] = h
+        return _scipy_robust(Y_OUTLIERS + step, loss, bounds).x
+
+    compare_with_differences(grad_y, solved)
+    if bounds is not None:
+        assert float(grad_y[2]) == 0.0  # held at its bound
+    if bounds is not None and loss != "huber":  # (its steps would cross huber's kink)
+        d_lower = jax.jacobian(lambda lb: _robust(jnp.asarray(Y_OUTLIERS), loss, BOX, lb).x)(0.6)
+        compare_with_differences(d_lower, lambda h: _scipy_robust(Y_OUTLIERS, loss, BOX, 0.6 + h).x)
+        np.testing.assert_allclose(d_lower[2], 1.0, rtol=1e-12)
+
+
+def test_least_squares_with_a_loss_to_second_order():
+    wave = jnp.asarray(np.sin(3 * T))
+
+    def rate(s):
+        return _robust(jnp.asarray(Y_OUTLIERS) + s * wave, "soft_l1", BOX).x[1]
+
+    h = 1e-4
+    differences = (jax.grad(rate)(0.1 + h) - jax.grad(rate)(0.1 - h)) / (2 * h)
+    np.testing.assert_allclose(jax.hessian(rate)(0.1), differences, rtol=1e-6)
+
+
+def test_least_squares_refuses_what_scipy_refuses_by_name():
+    x0, args = jnp.asarray(START), (T, Y)
+    with pytest.raises(ValueError, match="least_squares: argument 'loss' must be one of"):
+        jo.least_squares(decay_residuals, x0, args=args, loss="l1")
+    with pytest.raises(ValueError, match="least_squares: method 'lm' takes neither bounds"):
+        jo.least_squares(decay_residuals, x0, args=args, bounds=BOX, method="lm")
+    with pytest.raises(ValueError, match="least_squares: argument 'x0' must lie within"):
+        jo.least_squares(decay_residuals, x0, args=args, bounds=(1.0, 2.0))
+    with pytest.raises(ValueError, match="least_squares: argument 'bounds' must be SciPy's pair"):
+        jo.least_squares(decay_residuals, x0, args=args, bounds=[(0, 1)] * 3)
+    with pytest.raises(ValueError, match="least_squares: argument 'f_scale' must be positive"):
+        jo.least_squares(decay_residuals, x0, args=args, f_scale=0.0)
