@@ -50,11 +50,14 @@ def raised_at(error: BaseException) -> str | None:
     return None
 
 
-def remember(error: BaseException) -> None:
-    """Keep ``error``, raised on the host, for an active ``host_errors`` block to raise."""
+def remember(error: BaseException) -> bool:
+    """Keep ``error``, raised on the host, for an active ``host_errors`` block to raise;
+    whether one is active (the error will then reach the caller as itself)."""
     if _active:  # (read without the lock: a block entered meanwhile misses nothing it ran)
         with _lock:
             _recent.append(error)
+        return True
+    return False
 
 
 @contextlib.contextmanager

@@ -219,12 +219,14 @@ def _report(error: Exception) -> None:
     """Log a host error in one line as it happens, ending with the line of the user's code
     that raised it (``raised_at``): JAX re-raises it as a JaxRuntimeError whose message puts
     the original error last, after a long traceback. Kept for ``host_errors`` too (the
-    bridge's own refusals of a result, say)."""
+    bridge's own refusals of a result, say), which then raises it as itself: not logged,
+    as an error the caller catches should not also reach stderr."""
+    if remember(error):
+        return
     where = raised_at(error)
     _log.error(
         "%s: %s%s", type(error).__name__, error, "" if where is None else f" (raised at {where})"
     )
-    remember(error)
 
 
 def _buffer_callback() -> Callable[..., Callable[..., Sequence[jax.Array]]] | None:

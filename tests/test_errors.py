@@ -149,6 +149,15 @@ def test_host_exception_inside_jit_is_logged_in_one_line_as_it_happens(caplog):
     ]
 
 
+def test_an_error_raised_as_itself_by_host_errors_is_not_logged(caplog):
+    """Inside a host_errors block the error reaches the caller as itself: logging it too put
+    a caught error on stderr (#66 item 3)."""
+    with pytest.raises(np.linalg.LinAlgError, match="Matrix is singular"):
+        with jb.host_errors():
+            jax.block_until_ready(jax.jit(Faulty())(jnp.ones(3)))
+    assert [r for r in caplog.records if r.name == "jaxbridge"] == []
+
+
 class CallsNumPy(jb.Adapter):
     """Raises inside NumPy, from a line of its own."""
 
