@@ -210,3 +210,26 @@ class BadGradient(GaussianCosine):
     def backward(self, res, g):
         by_x, by_theta = super().backward(res, g)
         return by_x, by_theta if res[0] <= 1 else np.full(by_theta.shape, np.nan)
+
+
+class VanDerPol(jb.Adapter):
+    """Van der Pol's oscillator, ``y1' = y2``, ``y2' = μ (1 - y1²) y2 - y1``; ``theta =
+    [log μ]``. At μ = 1000 (MATLAB's vdp1000) it is stiff, with jumps of width 1/μ."""
+
+    signature = "(),(n),(p)->(n)"
+
+    def forward(self, t, y, theta):
+        mu = np.exp(theta[0])
+        y1, y2 = y
+        return np.array([y2, mu * (1 - y1**2) * y2 - y1])
+
+    def jacobian(self, t, y, theta):
+        mu = np.exp(theta[0])
+        y1, y2 = y
+        return np.array([[0.0, 1.0], [-2 * mu * y1 * y2 - 1, mu * (1 - y1**2)]])
+
+    def backward(self, res, g):
+        t, y, theta, _ = res
+        mu = np.exp(theta[0])
+        y1, y2 = y
+        return None, g @ self.jacobian(t, y, theta), np.array([g[1] * mu * (1 - y1**2) * y2])
