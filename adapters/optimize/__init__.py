@@ -72,7 +72,8 @@ __all__ = [
 # docs/catalogue/index.md: `python docs/catalogue_tables.py` writes them from these
 _scipy_module = "scipy.optimize"
 _catalogue_adapters = (
-    "SciPy's `minimize`, `root`, `least_squares`, `curve_fit` with a JAX `fun`; "
+    "SciPy's `minimize`, `root`, `root_scalar`, `least_squares`, `curve_fit` with a JAX "
+    "`fun`; "
     "`Minimize`, `MinimizeBounded`, `MinimizeConstrained` (SLSQP, trust-constr), `Root`, "
     "`LeastSquares`, `Linprog`, `Milp`, `Nnls`, `LsqLinear`, `LinearSumAssignment`, "
     "`IsotonicRegression`"

@@ -37,5 +37,8 @@ __all__ = [
 # The family's row in the README's catalogue table and its name in
 # docs/catalogue/index.md: `python docs/catalogue_tables.py` writes them from these
 _scipy_module = "scipy.sparse.linalg"
-_catalogue_adapters = "`Eigsh`, `OperatorEigsh` (matrix-free), `Svds`, `ExpmMultiply`"
+_catalogue_adapters = (
+    "SciPy's `eigsh`, `svds`, `expm_multiply`, `spsolve` on a `scipy.sparse` or BCOO matrix; "
+    "`Eigsh`, `OperatorEigsh` (matrix-free), `Svds`, `ExpmMultiply`"
+)
 _catalogue_derivatives = "every order; `ExpmMultiply` in `data` first order in reverse mode"
