@@ -86,7 +86,9 @@ def test_derivatives_in_the_values_are_the_closed_forms():
     at = np.asarray(sym.indices)
     rebuild = lambda d: jax_sparse.BCOO((d, sym.indices), shape=sym.shape)  # noqa: E731
     w0, v0 = scipy_sparse.eigsh(_symmetric(), k=3, which="SA")
-    grad = jax.grad(lambda d: sparse.eigsh(rebuild(d), k=3, which="SA")[0] @ jnp.array([1.0, 2.0, 3.0]))
+    grad = jax.grad(
+        lambda d: sparse.eigsh(rebuild(d), k=3, which="SA")[0] @ jnp.array([1.0, 2.0, 3.0])
+    )
     want = (v0 * [1.0, 2.0, 3.0]) @ v0.T
     np.testing.assert_allclose(grad(sym.data), want[at[:, 0], at[:, 1]], atol=1e-12)
 

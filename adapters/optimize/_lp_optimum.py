@@ -284,7 +284,7 @@ def _balance(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (LAPACK's ``geequb``; 1 for an empty row or column)."""
     if m.size == 0:
         return np.ones(m.shape[0]), np.ones(m.shape[1])
-    geequb = scipy.linalg.get_lapack_funcs("geequb", (m,))
+    (geequb,) = scipy.linalg.get_lapack_funcs(("geequb",), (m,))
     rows, columns, *_, info = geequb(m)
     if info > 0:  # a zero row (info <= m) or column: geequb stops; scale the rest by hand
         rows = np.exp2(-np.round(np.log2(np.maximum(np.abs(m).max(1), 1e-300))))

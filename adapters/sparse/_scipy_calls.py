@@ -172,11 +172,10 @@ def expm_multiply(
         )
     call = ExpmMultiply(indices, indptr, shape)
     columns = b if b.ndim == 2 else b[:, None]
-    given = [v is not None for v in (start, stop, num)]
-    if not any(given) and endpoint is None:
+    if start is None and stop is None and num is None and endpoint is None:
         y = call(data, columns, jnp.ones((), columns.dtype))
         return y if b.ndim == 2 else y[:, 0]
-    if not all(given):
+    if start is None or stop is None or num is None:
         raise TypeError(
             "expm_multiply: arguments 'start', 'stop' and 'num' are SciPy's grid of times: "
             f"give all three or none; got start={start!r}, stop={stop!r}, num={num!r}."
