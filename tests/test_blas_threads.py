@@ -2,6 +2,7 @@
 one thread, in the batch's host threads and in worker processes, and given back after."""
 
 import functools
+import importlib
 import threading
 
 import jax
@@ -206,7 +207,9 @@ def _spline_filter():
 
 def _expm_multiply():
     from jaxbridge.adapters.sparse import ExpmMultiply
-    from jaxbridge.adapters.sparse import expm_multiply as module
+
+    # (the module, not SciPy's call of the same name that the package exports)
+    module = importlib.import_module("jaxbridge.adapters.sparse.expm_multiply")
 
     a = np.diag([-1.0, -2.0, -3.0]) + np.diag([0.5, 0.25], 1)
     pattern = np.nonzero(a)
