@@ -383,6 +383,9 @@ def test_a_badly_scaled_lp_whose_highs_x_is_inaccurate_is_refused_not_silently_w
             Exception, match=r"breaks x\[1\]'s lower bound, so HiGHS's x is no accurate optimum"
         ):
             jax.grad(fun, (0, 1))(b_ub, b_eq)
+        with pytest.raises(OptimizeError, match=r"no accurate optimum"):  # under jit too
+            with host_errors():
+                jax.block_until_ready(jax.jit(jax.grad(fun))(b_ub, b_eq))
         nan = Linprog(on_failure="nan")
         grads = jax.grad(lambda b: nan(c, a_ub, b, a_eq, b_eq)[1])(b_ub)
         assert np.isnan(grads).all()
