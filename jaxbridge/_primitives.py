@@ -45,13 +45,12 @@ from typing import Any, ClassVar, Protocol
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src import ffi, sharding_impls, traceback_util
+from jax._src import ffi, traceback_util
 from jax._src import util as jax_util
 from jax.core import ShapedArray
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
-from ._staging import SLICE_BYTES, sliced
 from ._wire import in_halves
 
 
@@ -216,29 +215,18 @@ def _make(name: str) -> Primitive:
     # not cacheable, as JAX's own pure_callback: a cached lowering is one function called
     # from every equation alike (the same solve twice in a program), and on a TPU each of
     # its host transfers has one channel, which the calls then share and mix
-    mlir.register_lowering(primitive, _lowered(on_tpu=False), cacheable=False)
+    mlir.register_lowering(primitive, _lowered(halves=False), cacheable=False)
     # on a TPU 64-bit types cross in 32-bit halves: its float64 is a pair of float32s (``_wire``)
-    mlir.register_lowering(primitive, _lowered(on_tpu=True), "tpu", cacheable=False)
+    mlir.register_lowering(primitive, _lowered(halves=True), "tpu", cacheable=False)
     return primitive
 
 
-def _lowered(on_tpu: bool) -> Callable[..., Any]:
-    lowered = mlir.lower_fun(_run, multiple_results=True)
+def _lowered(halves: bool) -> Callable[..., Any]:
+    def run(*args: jax.Array, operation: Operation) -> list[jax.Array]:
+        with in_halves(halves):
+            return _run(*args, operation=operation)
 
-    def lowering(ctx: Any, *args: Any, operation: Operation) -> Any:
-        with in_halves(on_tpu):
-            if not on_tpu:
-                return lowered(ctx, *args, operation=operation)
-            # large calls go up in slices, where one program runs on one device (``_staging``)
-            with sliced(SLICE_BYTES if _one_device(ctx) else None):
-                return lowered(ctx, *args, operation=operation)
-
-    return lowering
-
-
-def _one_device(ctx: Any) -> bool:
-    axes = ctx.module_context.axis_context
-    return isinstance(axes, sharding_impls.ShardingContext) and axes.num_devices == 1
+    return mlir.lower_fun(run, multiple_results=True)
 
 
 _PRIMITIVES = {

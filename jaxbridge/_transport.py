@@ -39,7 +39,6 @@ from ._batches import write_back
 from ._host import HostFunction
 from ._host_errors import raised_at, remember
 from ._primitives import host_buffers
-from ._staging import Staging, sliced_bytes, worth_slicing
 from ._wire import Wire
 
 TRANSPORTS = ("auto", "buffer_callback", "pure_callback")
@@ -74,13 +73,11 @@ def host_call(
     args: Sequence[jax.Array],
     arrays: str = "numpy",
     name: str = "a host call",
-    kept_outs: bool = False,
 ) -> tuple[jax.Array, ...]:
     """Call ``function`` on views of ``args`` as arrays of the library ``arrays`` (and,
     where the transport has them, of the result buffers); return arrays of
     ``result_specs``. ``name`` (``"Adapter.forward"``) names the call in the transport's
-    own refusals. ``kept_outs``: ``function`` takes the buffers of ``result_specs`` alone
-    to write into, which a large call on a TPU offers it (``_staging``).
+    own refusals.
 
     The host sees every batch axis at the front of every argument (size 1 where an argument
     is broadcast) and makes one call for the whole batch.
@@ -96,7 +93,7 @@ def host_call(
         return tuple(jnp.asarray(r) for r in function([np.asarray(a) for a in args], None))
     if transport() == "buffer_callback" and _dlpack_carries((*args, *result_specs)):
         return _through_buffers(function, result_specs, args)
-    return _through_pure_callback(function, result_specs, args, name, kept_outs)
+    return _through_pure_callback(function, result_specs, args, name)
 
 
 def gives_buffers(args: Sequence[jax.Array], arrays: str = "numpy") -> bool:
@@ -119,7 +116,6 @@ def _through_pure_callback(
     specs: Sequence[jax.ShapeDtypeStruct],
     args: Sequence[jax.Array],
     name: str,
-    kept_outs: bool,
 ) -> tuple[jax.Array, ...]:
     # one vector per type each way (``_wire``): on a TPU, arrays as themselves arrived in
     # each other's places or transposed, and its float64 crosses exactly as two float32s
@@ -127,40 +123,19 @@ def _through_pure_callback(
     traced_x64 = x64_mode()
     wide = any(carrier.itemsize == 8 for carrier, _ in received.lanes)
 
-    def on_host(
-        *vectors: np.ndarray, into: list[np.ndarray] | None = None
-    ) -> tuple[np.ndarray, ...]:
+    def on_host(*vectors: np.ndarray) -> tuple[np.ndarray, ...]:
         try:
             if wide and traced_x64 and not x64_mode():
                 raise TypeError(_X64_ON_ANOTHER_THREAD)
             lead = np.shape(vectors[0])[:-1]
-            # kept result vectors: the host function may write its results in their places
-            outs = received.views(into) if into is not None and kept_outs else None
-            results = function(sent.read(vectors), outs)
-            return received.write(results, lead, name, into)
+            return received.write(function(sent.read(vectors), None), lead, name)
         except Exception as error:
             _report(error)
             raise
 
-    packed = sent.pack(args)
-    slice_bytes = sliced_bytes()
-    if slice_bytes is None or not worth_slicing(sent.lanes, slice_bytes):
-        vectors = jax.pure_callback(on_host, received.specs(), *packed, vmap_method="expand_dims")
-        return received.unpack(vectors)
-
-    # large operands on a TPU: in slices in flight together, into kept buffers (``_staging``)
-    staging = Staging(sent.lanes, slice_bytes)
-
-    def on_host_staged(*tokens: np.ndarray) -> tuple[np.ndarray, ...]:
-        with staging.lock:
-            try:
-                inputs = staging.whole(tokens, name)
-            except RuntimeError as error:
-                _report(error)
-                raise
-            return on_host(*inputs, into=[np.empty(n, c) for c, n in received.lanes])
-
-    vectors = jax.pure_callback(on_host_staged, received.specs(), *staging.send(packed))
+    vectors = jax.pure_callback(
+        on_host, received.specs(), *sent.pack(args), vmap_method="expand_dims"
+    )
     return received.unpack(vectors)
 
 

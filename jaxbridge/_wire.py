@@ -152,33 +152,17 @@ class Wire:
             out.append(_host_array(np.ascontiguousarray(chunk), lead, shape, dtype, self.halves))
         return out
 
-    def views(self, vectors: Sequence[np.ndarray]) -> list[np.ndarray] | None:
-        """Each array as a writeable view of its place in ``vectors`` (1-D), where every
-        array crosses as itself; else None."""
-        if any(_carrier(d, self.halves)[0] != d for d in self.dtypes):
-            return None
-        return [
-            vectors[p.lane][p.start : p.start + p.count].reshape(shape)
-            for shape, p in zip(self.shapes, self.places)
-        ]
-
     def write(
-        self,
-        arrays: Sequence[np.ndarray],
-        lead: tuple[int, ...] = (),
-        name: str = "a host call",
-        into: Sequence[np.ndarray] | None = None,
+        self, arrays: Sequence[np.ndarray], lead: tuple[int, ...] = (), name: str = "a host call"
     ) -> tuple[np.ndarray, ...]:
-        """``arrays`` in vectors, each broadcast to the leading batch axes ``lead``: new
-        ones, or the vectors ``into``. ``name`` says whose results they are, in a refusal."""
-        vectors = tuple(into or (np.zeros(lead + (n,), c) for c, n in self.lanes))
+        """``arrays`` in vectors, each broadcast to the leading batch axes ``lead``.
+        ``name`` says whose results they are, in a refusal."""
+        vectors = tuple(np.zeros(lead + (n,), c) for c, n in self.lanes)
         for k, (a, shape, dtype, p) in enumerate(
             zip(arrays, self.shapes, self.dtypes, self.places)
         ):
             full = np.broadcast_to(np.asarray(a, dtype), lead + shape).reshape(lead + (-1,))
             target = vectors[p.lane][..., p.start : p.start + p.count]
-            if _same_memory(full, target):  # written in its place (``views``)
-                continue
             try:
                 _fill(target, full, self.halves)
             except _BeyondFloat32 as beyond:
@@ -343,14 +327,6 @@ def _low_part(xp: Any, hi: Any, lo: Any) -> Any:
 class _BeyondFloat32(Exception):
     def __init__(self, value: float) -> None:
         self.value = value
-
-
-def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
-    return (
-        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-        and a.shape == b.shape
-        and a.strides == b.strides
-    )
 
 
 def _aligned(vector: np.ndarray) -> np.ndarray:

@@ -63,10 +63,8 @@ class Forward:
         # residuals take the batch of the arguments they are computed from alone
         sources = [None] * n_out + [plan.sources] * (len(declared) - n_out)
         on_host = host_function(adapter, "forward", compute, plan.ranks, declared, specs, sources)
-        # (forward given buffers computes its residuals in them too: buffers for all or none)
-        kept = writes and (every or not plan.residuals)
         results = host_call(
-            on_host, specs, args, type(adapter).arrays, f"{type(adapter).__name__}.forward", kept
+            on_host, specs, args, type(adapter).arrays, f"{type(adapter).__name__}.forward"
         )
         return results if every == self.residuals else results[:n_out]
 
