@@ -71,6 +71,15 @@ def test_vdp1000_refusal_is_nan_under_on_failure_nan():
     assert np.isnan(grad)
 
 
+# every method with every sensitivity it offers (LSODA has no steps' derivative)
+SETTINGS = [
+    (m, s)
+    for m in ("BDF", "Radau", "LSODA")
+    for s in ("auto", "steps", "adjoint", "forward")
+    if not (m == "LSODA" and s == "steps")
+]
+
+
 def test_vdp1000_radau_steps_accurate_at_1e_9():
     # where a setting is accurate, the check lets it through
     solver = OdeSolve(VanDerPol(), method="Radau", rtol=1e-9, sensitivity="steps")
@@ -78,15 +87,7 @@ def test_vdp1000_radau_steps_accurate_at_1e_9():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "method, sensitivity",
-    [
-        (m, s)
-        for m in ("BDF", "Radau", "LSODA")
-        for s in ("auto", "steps", "adjoint", "forward")
-        if not (m == "LSODA" and s == "steps")
-    ],
-)
+@pytest.mark.parametrize("method, sensitivity", SETTINGS)
 def test_vdp1000_every_setting_accurate_or_refused(method, sensitivity):
     # before #65 (rtol 1e-8): BDF 15% (auto, steps), 23% (adjoint), 10% (forward) off;
     # Radau 1.0e-4 (auto, adjoint), 1.1e-5 (steps), 3.8e-5 (forward); LSODA 1.5-4.4%
@@ -147,15 +148,7 @@ def robertson_reference():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "method, sensitivity",
-    [
-        (m, s)
-        for m in ("BDF", "Radau", "LSODA")
-        for s in ("auto", "steps", "adjoint", "forward")
-        if not (m == "LSODA" and s == "steps")
-    ],
-)
+@pytest.mark.parametrize("method, sensitivity", SETTINGS)
 def test_robertson_every_setting_accurate_or_refused(method, sensitivity, robertson_reference):
     solver = OdeSolve(Robertson(), method=method, rtol=1e-8, atol=1e-14, sensitivity=sensitivity)
     w = _robertson_weights()
