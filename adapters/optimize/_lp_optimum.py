@@ -7,6 +7,8 @@ its duals are unique."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.linalg
 import scipy.optimize
@@ -109,7 +111,7 @@ class Optimum:
             ) from None
         self._check_feasible(x)
         inequality = self.side != 0
-        rows, columns = _balance(self.matrix)  # (M's sizes as the scaled matrix's: see solve)
+        rows, columns = self._scales  # (M's sizes as the scaled matrix's: see solve)
         sizes = rows * _sizes((rows[:, None] * self.matrix * columns).T, columns * self.c)
         zero = inequality & (np.abs(y) <= _ZERO * sizes)
         if zero.any():
@@ -128,11 +130,15 @@ class Optimum:
             )
         return x, y
 
+    @functools.cached_property
+    def _scales(self) -> tuple[np.ndarray, np.ndarray]:
+        return _balance(self.matrix)
+
     def solve(self, rhs: np.ndarray, transpose: bool = False) -> np.ndarray:
         """``M⁻¹ rhs`` (``M⁻ᵀ rhs`` if ``transpose``) for the square ``M``, solved with its
         rows and columns scaled by powers of 2: an LP scaled by 1e±6 makes ``M``'s condition
         number 1e24 where the scaled one's is 10 (its multipliers came out 5x off)."""
-        rows, columns = _balance(self.matrix)
+        rows, columns = self._scales
         scaled = rows[:, None] * self.matrix * columns
         if transpose:  # Mᵀ y = b: (C Mᵀ R)(R⁻¹ y) = C b
             return rows * np.linalg.solve(scaled.T, columns * rhs)
@@ -190,7 +196,7 @@ class Optimum:
         # each equation of c = Mᵀ y, one per unknown, scaled by a power of 2 to its largest
         # term (unknowns scaled by 1e±6 left the least-squares multipliers 5x off), and unit
         # rows (the multipliers become y * scale)
-        _, columns = _balance(self.matrix)
+        _, columns = self._scales
         rows = self.matrix * columns
         scale = np.linalg.norm(rows, axis=1)
         scale[scale == 0] = 1
