@@ -34,8 +34,12 @@ def rosen(x, a, b):
 B = np.array([1.0, -2.0, 0.5])
 
 
+GRADIENT_FREE = ["Nelder-Mead", "Powell", "COBYLA", "COBYQA"]
+
+
 @pytest.mark.parametrize(
-    "method", [None, "BFGS", "L-BFGS-B", "CG", "Newton-CG", "trust-ncg", "trust-exact"]
+    "method",
+    [None, "BFGS", "L-BFGS-B", "CG", "Newton-CG", "trust-ncg", "trust-exact", *GRADIENT_FREE],
 )
 def test_minimize_finds_scipy_minimum_and_its_closed_form_derivatives(method):
     x0 = jnp.zeros(3)
@@ -64,6 +68,70 @@ def test_minimize_rosenbrock_as_scipy_and_its_derivative_in_args():
     # x* = (a, a²): d x*/d a = (1, 2a), d x*/d b = 0
     dx = jax.jacobian(lambda a: jo.minimize(rosen, x0, args=(a, 100.0)).x)(1.5)
     np.testing.assert_allclose(dx, [1.0, 3.0], rtol=1e-8)
+
+
+@pytest.mark.parametrize("method", GRADIENT_FREE)
+def test_minimize_gradient_free_as_scipys_own_call(method):
+    """SciPy's own gradient-free call on values alone (its tolerance tightened) against the
+    bridge's, whose answer is then refined with JAX's derivatives."""
+    expected = scipy.optimize.minimize(
+        lambda x: float(rosen(x, 1.5, 10.0)),
+        np.array([-1.2, 1.0]),
+        method=method,
+        tol=1e-12,
+        options={"COBYLA": {"maxiter": 20_000}, "COBYQA": {"maxfev": 20_000}}.get(
+            method, {"maxiter": 20_000, "maxfev": 20_000}
+        ),
+    )
+    got = jo.minimize(rosen, jnp.array([-1.2, 1.0]), args=(1.5, 10.0), method=method)
+    np.testing.assert_allclose(got.x, expected.x, rtol=1e-6)
+    np.testing.assert_allclose(got.x, [1.5, 2.25], rtol=1e-12)  # (a, a²): exact after refining
+    # x* = (a, a²): d x*/d a = (1, 2a)
+    dx = jax.jacobian(lambda a: jo.minimize(rosen, jnp.array([-1.2, 1.0]), (a, 10.0), method).x)
+    np.testing.assert_allclose(dx(1.5), [1.0, 3.0], rtol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["Nelder-Mead", "COBYLA", "COBYQA"])
+def test_minimize_gradient_free_with_bounds_follows_the_bound(method):
+    x0 = jnp.array([-1.0, 1.0])
+    bounds = [(None, 1.2), (None, None)]
+
+    def solved(a):
+        return jo.minimize(rosen, x0, args=(a, 10.0), bounds=bounds, method=method).x
+
+    np.testing.assert_allclose(solved(1.5), [1.2, 1.44], rtol=1e-10)
+    # x0 = 1.2 is held by its bound: d x*/d a = 0; with the bound at 1.6 it is free: (1, 2a)
+    np.testing.assert_allclose(jax.jacobian(solved)(1.5), [0.0, 0.0], atol=1e-9)
+    bounds = [(None, 1.6), (None, None)]
+    np.testing.assert_allclose(jax.jacobian(solved)(1.5), [1.0, 3.0], rtol=1e-8)
+
+
+def test_minimize_powell_stalled_at_a_bound_is_refused_where_scipy_reports_success():
+    """SciPy's Powell stops on the bound at x1 = 1.3956 (the minimum is 1.44) and reports
+    success; the bridge's check of the optimality conditions refuses it, naming SciPy's
+    verdict, rather than return that point and its derivatives."""
+    bounds = [(None, 1.2), (None, None)]
+    own = scipy.optimize.minimize(
+        lambda x: float(rosen(x, 1.5, 10.0)), np.array([-1.0, 1.0]), method="Powell", bounds=bounds
+    )
+    assert own.success and abs(own.x[1] - 1.44) > 0.01
+    with pytest.raises(OptimizeError, match=r"method='Powell'\) reported success .* misses the"):
+        jo.minimize(rosen, jnp.array([-1.0, 1.0]), (1.5, 10.0), "Powell", bounds=bounds)
+
+
+@pytest.mark.parametrize("method", ["COBYLA", "COBYQA"])
+def test_minimize_gradient_free_with_constraints_and_the_multiplier(method):
+    """min |x|² with sum(x) = c: x* = c/3 each, fun* = c²/3, d fun*/d c = 2c/3 (the
+    multiplier); and an inequality that holds."""
+
+    def solved(c, kind="eq"):
+        constraints = {"type": kind, "fun": lambda x, c: c - jnp.sum(x), "args": (c,)}
+        return jo.minimize(lambda x, s: jnp.sum((x - s) ** 2), jnp.zeros(3), args=(0.0,),
+                           constraints=constraints, method=method)  # fmt: skip
+
+    np.testing.assert_allclose(solved(1.0).x, [1 / 3] * 3, rtol=1e-10)
+    np.testing.assert_allclose(jax.grad(lambda c: solved(c).fun)(1.0), 2 / 3, rtol=1e-8)
+    np.testing.assert_allclose(jax.grad(lambda c: solved(c, "ineq").fun)(-1.0), -2 / 3, rtol=1e-8)
 
 
 def test_minimize_under_vmap_and_with_pytrees():
@@ -145,12 +213,17 @@ def test_minimize_with_bounds_and_constraints_holds_both():
     assert float(got.x[0]) <= 0.5 and abs(float(got.x[1]) - 0.2) < 1e-12
 
 
+CONSTRAINT = {"type": "ineq", "fun": lambda x: 1.0 - jnp.sum(x)}
+
+
 def test_minimize_refuses_what_it_does_not_offer_by_name():
     x0 = jnp.zeros(3)
     with pytest.raises(TypeError, match=r"minimize: argument 'jac' must be None"):
         jo.minimize(quadratic, x0, args=(B,), jac=lambda x, b: x)
-    with pytest.raises(ValueError, match=r"minimize: method 'Nelder-Mead' is not offered without"):
-        jo.minimize(quadratic, x0, args=(B,), method="Nelder-Mead")
+    with pytest.raises(ValueError, match=r"minimize: method 'Nelder-Mead' is not offered with c"):
+        jo.minimize(quadratic, x0, args=(B,), method="Nelder-Mead", constraints=CONSTRAINT)
+    with pytest.raises(ValueError, match=r"minimize: method 'dogleg' is not offered without"):
+        jo.minimize(quadratic, x0, args=(B,), method="dogleg")
     with pytest.raises(ValueError, match=r"minimize: method 'BFGS' is not offered with bounds"):
         jo.minimize(quadratic, x0, args=(B,), method="BFGS", bounds=[(0, 1)] * 3)
     with pytest.raises(ValueError, match=r"'fun' must return one real number.*shape \(3,\)"):

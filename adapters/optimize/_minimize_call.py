@@ -52,9 +52,12 @@ def minimize(
     pairs, ``None`` for no bound) ``"L-BFGS-B"`` (the default), ``"TNC"``, ``"SLSQP"``,
     ``"trust-constr"``; with ``constraints`` (SciPy's dicts ``{"type": "eq" or "ineq",
     "fun": g, "args": ...}`` with ``g`` in JAX, ``NonlinearConstraint`` or
-    ``LinearConstraint``, and any ``bounds`` among them) ``"SLSQP"`` (the default) or
-    ``"trust-constr"``. The gradient-free methods (Nelder-Mead, Powell, COBYLA, COBYQA) are
-    not offered. ``options`` as SciPy's dict; ``tol`` as SciPy's.
+    ``LinearConstraint``, and any ``bounds`` among them) ``"SLSQP"`` (the default),
+    ``"trust-constr"``, ``"COBYLA"`` or ``"COBYQA"``. The gradient-free methods (Nelder-Mead,
+    Powell, COBYLA, COBYQA, also without constraints) get values alone, and their answer is
+    refined with JAX's derivatives as every method's is: it is as differentiable in ``args``
+    (where SciPy's answer misses the optimality conditions, as Powell's can stopping on a
+    bound, the call is refused). ``options`` as SciPy's dict; ``tol`` as SciPy's.
 
     The answer is checked and refined as ``Minimize`` says (a strict minimum, Newton steps
     to 1e-10); where it fails, an ``OptimizeError`` with SciPy's message, or with
@@ -267,6 +270,5 @@ def _bounds(bounds: Any, n: int, dtype: Any) -> tuple[jax.Array, jax.Array]:
 
 
 def _method(method: str | None, default: str, offered: tuple[str, ...], context: str) -> str:
-    """SciPy's default where ``method`` is None; the gradient-free methods are not offered
-    (the rules take exact derivatives from JAX, and the solvers' checks need them)."""
+    """SciPy's default where ``method`` is None, else ``method`` where ``offered``."""
     return default if method is None else method_named(_OWNER, method, offered, context)

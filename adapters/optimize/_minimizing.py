@@ -1,5 +1,6 @@
-"""The call to ``scipy.optimize.minimize`` shared by ``Minimize`` and ``MinimizeBounded``:
-exact gradients always, Hessians for the methods that use them, tight default tolerances."""
+"""The call to ``scipy.optimize.minimize`` shared by ``Minimize``, ``MinimizeBounded`` and
+``MinimizeConstrained``: exact gradients for the methods that take them, Hessians for those
+that use them, values alone for the gradient-free ones, tight default tolerances."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ from ._lbfgsb import minimize_lbfgsb
 
 USES_HESSIAN = ("Newton-CG", "trust-ncg", "trust-krylov", "trust-exact", "trust-constr")
 
+GRADIENT_FREE = ("Nelder-Mead", "Powell", "COBYLA", "COBYQA")
+"""SciPy's methods that take values alone: their answer, refined by Newton steps with the
+exact derivatives as every method's is, is as differentiable as the others'."""
+
 # SciPy's defaults stop early (L-BFGS-B at a projected gradient of 1e-5): ask for the
 # solution to near rounding level, which Newton refinement then finishes.
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
@@ -26,6 +31,11 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "trust-exact": {"gtol": 1e-10},  # at its default 1e-8 it reported success at 2e-5
     "TNC": {"gtol": 1e-10, "ftol": 0.0, "xtol": 0.0},
     "SLSQP": {"ftol": 1e-14},
+    # the gradient-free methods to near rounding too (their defaults stop at 1e-4 to 1e-6)
+    "Nelder-Mead": {"xatol": 1e-10, "fatol": 1e-15, "adaptive": True},
+    "Powell": {"xtol": 1e-10, "ftol": 1e-15},
+    "COBYLA": {"tol": 1e-10, "maxiter": 10_000},
+    "COBYQA": {"final_tr_radius": 1e-10},
     # its barrier starts at 0.1 and left bounded answers 1e-5 inside the box
     "trust-constr": {
         "gtol": 1e-10,
@@ -45,8 +55,19 @@ def run_minimize(
     bounds: tuple[np.ndarray, np.ndarray] | None = None,
     constraints: Any = (),
 ) -> Any:
-    hess = f.second_x if method in USES_HESSIAN else None
     given = {**defaults(method, tol), **dict(options)}
+    box = None if bounds is None else scipy.optimize.Bounds(*bounds)  # pyright: ignore[reportArgumentType]
+    if method in GRADIENT_FREE:
+        return scipy.optimize.minimize(
+            lambda x: float(f(x)[()]),
+            x0,
+            method=method,
+            bounds=box,
+            constraints=constraints,
+            tol=tol,
+            options=given,
+        )
+    hess = f.second_x if method in USES_HESSIAN else None
     # SciPy's algorithm without its per-evaluation wrapper, where that gives its result
     if method == "L-BFGS-B" and not constraints:
         result = minimize_lbfgsb(f.value_and_gradient, x0, bounds, tol, given)
@@ -62,7 +83,7 @@ def run_minimize(
         jac=True,
         hess=hess,
         method=method,
-        bounds=None if bounds is None else scipy.optimize.Bounds(*bounds),  # pyright: ignore[reportArgumentType]
+        bounds=box,
         constraints=constraints,
         tol=tol,
         options=given,
@@ -78,4 +99,5 @@ def defaults(method: str, tol: float | None) -> dict[str, Any]:
     return {k: v for k, v in given.items() if k not in _FROM_TOL}
 
 
-_FROM_TOL = ("gtol", "ftol", "xtol", "barrier_tol")  # the options SciPy's ``tol`` sets
+# the options SciPy's ``tol`` sets
+_FROM_TOL = ("gtol", "ftol", "xtol", "barrier_tol", "xatol", "fatol", "tol", "final_tr_radius")

@@ -9,7 +9,7 @@ import jaxbridge as jb
 
 from ._functions import HostFunction, check_user, objective_derivatives
 from ._implicit import ImplicitSolver, finite_inputs, outcome
-from ._minimizing import run_minimize
+from ._minimizing import GRADIENT_FREE, run_minimize
 from ._stationary import BoxSecondOrder, solve_box
 
 
@@ -32,8 +32,9 @@ class Minimize(ImplicitSolver):
     Parameters:
         objective: the Adapter ``f(x, θ)``.
         method: ``"L-BFGS-B"`` (the default), ``"BFGS"``, ``"CG"``, ``"Newton-CG"``,
-            ``"trust-ncg"``, ``"trust-krylov"`` or ``"trust-exact"``; the last four are given
-            the Hessian.
+            ``"trust-ncg"``, ``"trust-krylov"``, ``"trust-exact"`` (these four given the
+            Hessian), or the gradient-free ``"Nelder-Mead"``, ``"Powell"``, ``"COBYLA"``,
+            ``"COBYQA"`` (given values alone; their answer is refined as every method's is).
         tol, options: passed to ``scipy.optimize.minimize``; ``options`` a tuple of (name,
             value) pairs overriding the tight defaults (L-BFGS-B: ``gtol=1e-10``,
             ``ftol=1e-15``); a ``tol`` replaces the default tolerances it sets in SciPy.
@@ -68,7 +69,15 @@ class Minimize(ImplicitSolver):
     _: dataclasses.KW_ONLY
     method: str = "L-BFGS-B"
 
-    _methods = ("L-BFGS-B", "BFGS", "CG", "Newton-CG", "trust-ncg", "trust-krylov", "trust-exact")
+    _methods = (
+        "L-BFGS-B",
+        "BFGS",
+        "CG",
+        "Newton-CG",
+        "trust-ncg",
+        "trust-krylov",
+        "trust-exact",
+    ) + GRADIENT_FREE
 
     def _check(self) -> None:
         check_user("Minimize", "objective", self.objective, "scalar")

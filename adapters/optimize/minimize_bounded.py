@@ -9,7 +9,7 @@ import jaxbridge as jb
 
 from ._functions import HostFunction, check_user, objective_derivatives
 from ._implicit import ImplicitSolver, failure, finite_inputs, outcome
-from ._minimizing import run_minimize
+from ._minimizing import GRADIENT_FREE, run_minimize
 from ._stationary import BoxSecondOrder, solve_box
 
 
@@ -36,8 +36,9 @@ class MinimizeBounded(ImplicitSolver):
 
     Parameters:
         objective: the Adapter ``f(x, θ)``.
-        method: ``"L-BFGS-B"`` (the default), ``"TNC"``, ``"SLSQP"`` or ``"trust-constr"``
-            (given the Hessian); tight default tolerances, overridden by ``options``.
+        method: ``"L-BFGS-B"`` (the default), ``"TNC"``, ``"SLSQP"``, ``"trust-constr"``
+            (given the Hessian), or the gradient-free ``"Nelder-Mead"``, ``"Powell"``,
+            ``"COBYLA"``, ``"COBYQA"``; tight default tolerances, overridden by ``options``.
         tol, options: passed to ``scipy.optimize.minimize``; ``options`` a tuple of (name,
             value) pairs; a ``tol`` replaces the default tolerances it sets in SciPy.
         on_failure: see ``MayFail``; an ``OptimizeError`` where the answer fails the
@@ -73,7 +74,7 @@ class MinimizeBounded(ImplicitSolver):
     method: str = "L-BFGS-B"
 
     signature = "(n),(p),(n),(n)->(n)"
-    _methods = ("L-BFGS-B", "TNC", "SLSQP", "trust-constr")
+    _methods = ("L-BFGS-B", "TNC", "SLSQP", "trust-constr") + GRADIENT_FREE
 
     @property
     def domains(self):

@@ -34,8 +34,9 @@ class MinimizeConstrained(ImplicitSolver):
 
     Parameters:
         objective, eq, ineq: the Adapters.
-        method: ``"SLSQP"`` (the default) or ``"trust-constr"``; tight default
-            tolerances, overridden by ``options``.
+        method: ``"SLSQP"`` (the default), ``"trust-constr"``, or the gradient-free
+            ``"COBYLA"`` and ``"COBYQA"``; tight default tolerances, overridden by
+            ``options``.
         tol, options: passed to ``scipy.optimize.minimize``; ``options`` a tuple of (name,
             value) pairs; a ``tol`` replaces the default tolerances it sets in SciPy.
         on_failure: see ``MayFail``; an ``OptimizeError`` where the answer fails the
@@ -77,7 +78,7 @@ class MinimizeConstrained(ImplicitSolver):
     _: dataclasses.KW_ONLY
     method: str = "SLSQP"
 
-    _methods = ("SLSQP", "trust-constr")
+    _methods = ("SLSQP", "trust-constr", "COBYLA", "COBYQA")
 
     def _check(self) -> None:
         check_user("MinimizeConstrained", "objective", self.objective, "scalar")
