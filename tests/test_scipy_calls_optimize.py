@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 
+from jaxbridge import host_errors
 from jaxbridge.adapters import optimize as jo
 from jaxbridge.adapters.optimize import OptimizeError
 
@@ -115,8 +116,15 @@ def test_minimize_powell_stalled_at_a_bound_is_refused_where_scipy_reports_succe
         lambda x: float(rosen(x, 1.5, 10.0)), np.array([-1.0, 1.0]), method="Powell", bounds=bounds
     )
     assert own.success and abs(own.x[1] - 1.44) > 0.01
-    with pytest.raises(OptimizeError, match=r"method='Powell'\) reported success .* misses the"):
-        jo.minimize(rosen, jnp.array([-1.0, 1.0]), (1.5, 10.0), "Powell", bounds=bounds)
+
+    def fun(a):
+        return jo.minimize(rosen, jnp.array([-1.0, 1.0]), (a, 10.0), "Powell", bounds=bounds).fun
+
+    refused = r"method='Powell'\) reported success .* misses the"
+    with pytest.raises(OptimizeError, match=refused):
+        fun(1.5)
+    with pytest.raises(OptimizeError, match=refused), host_errors():  # under jit(grad) too
+        jax.block_until_ready(jax.jit(jax.grad(fun))(1.5))
 
 
 @pytest.mark.parametrize("method", ["COBYLA", "COBYQA"])
