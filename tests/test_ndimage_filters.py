@@ -134,6 +134,50 @@ def test_the_transposes_are_scipys_adjoints():
     )
 
 
+CUBE = RNG.normal(size=(5, 6, 4))
+PER_AXIS = [
+    {"mode": ("reflect", "wrap", "nearest")},
+    {"size": (0, 3, 4)},
+    {"size": 0},
+    {"size": (2, 5), "axes": (0, -1)},
+    {"mode": ("mirror", "constant"), "axes": (2, 0), "cval": 0.5},
+]
+
+
+@pytest.mark.parametrize("options", PER_AXIS)
+def test_modes_per_axis_axes_and_size_zero_are_scipys_bitwise_and_transpose_exactly(options):
+    """SciPy's ``mode`` one per axis, ``axes`` and a size of 0 (an axis left as it is);
+    the pullback against the transpose of SciPy's own operator, column by column."""
+    sigma = {k: v for k, v in options.items() if k != "size"}
+    with jax.enable_x64(True):
+        for dtype in (np.float64, np.float32):
+            image = CUBE.astype(dtype)
+            got = uniform_filter(image, **{"size": 3, **options})
+            np.testing.assert_array_equal(got, ndi.uniform_filter(image, **{"size": 3, **options}))
+            got = gaussian_filter(image, 1.1, **sigma)
+            np.testing.assert_array_equal(got, ndi.gaussian_filter(image, 1.1, **sigma))
+        ints = (10 * CUBE).astype(np.int32)
+        np.testing.assert_array_equal(
+            uniform_filter(ints, **{"size": 3, **options}),
+            ndi.uniform_filter(ints.astype(np.float64), **{"size": 3, **options}),
+        )
+        g = RNG.normal(size=CUBE.shape)
+        for ours, scipys in (
+            (lambda x: uniform_filter(x, **{"size": 3, **options}),
+             lambda x: ndi.uniform_filter(x, **{"size": 3, **options})),
+            (lambda x: gaussian_filter(x, 1.1, **sigma),
+             lambda x: ndi.gaussian_filter(x, 1.1, **sigma)),
+        ):  # fmt: skip
+            pulled = jax.vjp(ours, CUBE)[1](g)[0]
+            columns = np.eye(CUBE.size).reshape(CUBE.size, *CUBE.shape)
+            operator = np.stack([scipys(e).ravel() for e in columns], axis=1)
+            if options.get("cval", 0) != 0:  # affine: the linear part
+                operator -= scipys(np.zeros(CUBE.shape)).ravel()[:, None]
+            np.testing.assert_allclose(
+                np.asarray(pulled).ravel(), operator.T @ g.ravel(), rtol=1e-12, atol=1e-13
+            )
+
+
 @pytest.mark.slow
 def test_jit_vmap_and_the_second_derivative_in_sigma():
     images = np.stack([IMAGE, IMAGE**2, -IMAGE])
@@ -191,7 +235,13 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="gaussian_filter1d: argument 'sigma' must be positive"):
         gaussian_filter1d(IMAGE, -1.0)
     with pytest.raises(ValueError, match="UniformFilter: parameter 'size' must be a whole"):
-        uniform_filter(IMAGE, (3, 0))
+        uniform_filter(IMAGE, (3, 1.5))
+    with pytest.raises(ValueError, match="uniform_filter: argument 'axes' must hold axes of the"):
+        uniform_filter(IMAGE, 3, axes=(0, 2))
+    with pytest.raises(ValueError, match="gaussian_filter: argument 'axes' names an axis twice"):
+        gaussian_filter(IMAGE, 1.0, axes=(1, -1))
+    with pytest.raises(ValueError, match="uniform_filter: argument 'mode' must be one value or 2"):
+        uniform_filter(IMAGE, 3, ("wrap", "wrap", "wrap"))
     with pytest.raises(ValueError, match="MedianFilter: parameter 'size' must be a whole"):
         median_filter(IMAGE, (3, 3, 3))
     with pytest.raises(ValueError, match="argument 'input' has non-finite entries"):

@@ -89,3 +89,34 @@ def pulled_back(function: Callable[..., jax.Array], args: tuple, g: jax.Array) -
     shape = np.broadcast_shapes(jax.eval_shape(function, *args).shape, g.shape)
     _, pullback = jax.vjp(lambda *a: jnp.broadcast_to(function(*a), shape), *args)
     return pullback(jnp.broadcast_to(g, shape))
+
+
+def per_axis(owner: str, name: str, value: Any, count: int) -> list:
+    """``value`` one for every axis or one per axis (a tuple, list or 1-D array of
+    ``count``), as a list of ``count``; a string (a mode) is one."""
+    if isinstance(value, (tuple, list)) or (hasattr(value, "ndim") and value.ndim == 1):
+        if len(value) != count:
+            raise ValueError(
+                f"{owner}: argument {name!r} must be one value or {count} (one per axis); "
+                f"got {len(value)}."
+            )
+        return list(value)
+    return [value] * count
+
+
+def filtered_axes(owner: str, axes: Any, ndim: int) -> tuple[int, ...]:
+    """SciPy's ``axes``: the axes a filter runs along, each once (None: every axis)."""
+    if axes is None:
+        return tuple(range(ndim))
+    values = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
+    if not all(
+        isinstance(a, (int, np.integer)) and not isinstance(a, bool) and -ndim <= a < ndim
+        for a in values
+    ):
+        raise ValueError(
+            f"{owner}: argument 'axes' must hold axes of the {ndim}-axis image; got {axes!r}."
+        )
+    along = tuple(int(a) % ndim for a in values)
+    if len(set(along)) != len(along):
+        raise ValueError(f"{owner}: argument 'axes' names an axis twice; got {axes!r}.")
+    return along

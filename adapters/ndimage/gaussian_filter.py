@@ -12,7 +12,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from ._images import image_argument
+from ._images import filtered_axes, image_argument, per_axis
 from .correlate1d import Correlate1d
 
 
@@ -122,43 +122,35 @@ def gaussian_filter(
     input: Any,
     sigma: Any,
     order: int | tuple[int, ...] = 0,
-    mode: str = "reflect",
+    mode: str | tuple[str, ...] = "reflect",
     cval: float = 0.0,
     truncate: float = 4.0,
     *,
     radius: int | tuple[int, ...] | None = None,
+    axes: int | tuple[int, ...] | None = None,
 ) -> Any:
     """``scipy.ndimage.gaussian_filter(input, sigma, order, mode=mode, cval=cval,
-    truncate=truncate, radius=radius)``: ``gaussian_filter1d`` along each axis in turn.
+    truncate=truncate, radius=radius, axes=axes)``: ``gaussian_filter1d`` along each axis in
+    turn (along ``axes`` alone where given).
 
-    ``sigma``, ``order`` and ``radius`` are one for every axis or one per axis. An axis with
-    a ``sigma`` of at most 1e-15 (a negative one too) is left unfiltered, as SciPy's, traced
-    or not (a traced ``sigma`` needs ``radius``; there the derivative in it is 0).
-    Differentiable in ``input`` and ``sigma``, every order (see ``gaussian_filter1d``); the
-    values are SciPy's bitwise for number sigmas (each pass in ``input``'s dtype, as SciPy's
-    output).
+    ``sigma``, ``order``, ``mode`` and ``radius`` are one for every axis or one per axis
+    (per axis of ``axes``). An axis with a ``sigma`` of at most 1e-15 (a negative one too)
+    is left unfiltered, as SciPy's, traced or not (a traced ``sigma`` needs ``radius``;
+    there the derivative in it is 0). Differentiable in ``input`` and ``sigma``, every
+    order (see ``gaussian_filter1d``); the values are SciPy's bitwise for number sigmas
+    (each pass in ``input``'s dtype, as SciPy's output).
     """
-    image = image_argument("gaussian_filter", input)
-    d = image.ndim
-
-    def per_axis(name: str, value: Any) -> list:
-        if isinstance(value, (tuple, list)) or (hasattr(value, "ndim") and value.ndim == 1):
-            if len(value) != d:
-                raise ValueError(
-                    f"gaussian_filter: argument {name!r} must be one value or {d} (one per "
-                    f"axis); got {len(value)}."
-                )
-            return list(value)
-        return [value] * d
-
-    sigmas, orders, radii = (
-        per_axis("sigma", sigma),
-        per_axis("order", order),
-        per_axis("radius", radius),
+    owner = "gaussian_filter"
+    image = image_argument(owner, input)
+    along = filtered_axes(owner, axes, image.ndim)
+    d = len(along)
+    sigmas, orders, modes, radii = (
+        per_axis(owner, name, value, d)
+        for name, value in (("sigma", sigma), ("order", order), ("mode", mode), ("radius", radius))
     )
     out = image
-    for axis in range(d):
-        sigma = sigmas[axis]
+    for k, axis in enumerate(along):
+        sigma, mode = sigmas[k], modes[k]
         try:
             skipped = float(np.asarray(sigma)) <= 1e-15
         except (
@@ -176,16 +168,16 @@ def gaussian_filter(
                 out,
                 jnp.where(filters, sigma, 1.0),
                 axis,
-                orders[axis],
+                orders[k],
                 mode,
                 cval,
                 truncate,
-                radius=radii[axis],
+                radius=radii[k],
             )
             out = jnp.where(filters, filtered, out.astype(filtered.dtype))
             continue
         if not skipped:
             out = gaussian_filter1d(
-                out, sigma, axis, orders[axis], mode, cval, truncate, radius=radii[axis]
+                out, sigma, axis, orders[k], mode, cval, truncate, radius=radii[k]
             )
     return out if out is not image else jnp.asarray(image, jnp.result_type(image, float))

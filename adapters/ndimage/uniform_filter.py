@@ -14,6 +14,7 @@ import jaxbridge as jb
 
 from .._shared._rules import compiled
 from ._correlate import FilterMode, transposed_correlate1d
+from ._images import filtered_axes, image_argument, per_axis
 from ._windows import BoxFilter, sizes
 
 
@@ -90,9 +91,40 @@ class UniformFilterTransposed(jb.Adapter):
 
 
 def uniform_filter(
-    input: Any, size: int | tuple[int, ...] = 3, mode: str = "reflect", cval: float = 0.0
+    input: Any,
+    size: int | tuple[int, ...] = 3,
+    mode: str | tuple[str, ...] = "reflect",
+    cval: float = 0.0,
+    *,
+    axes: int | tuple[int, ...] | None = None,
 ) -> Any:
-    """``scipy.ndimage.uniform_filter(input, size, mode=mode, cval=cval)`` as
-    ``UniformFilter(size, mode, cval)(input)``."""
-    size = tuple(size) if isinstance(size, list) else size
-    return UniformFilter(size, mode, cval)(input)  # type: ignore[arg-type]
+    """``scipy.ndimage.uniform_filter(input, size, mode=mode, cval=cval, axes=axes)`` as
+    ``UniformFilter(size, mode, cval)(input)``.
+
+    ``size`` and ``mode`` are one for every axis or one per axis (per axis of ``axes``, the
+    axes it runs along; None: all). A size of 0 or 1 leaves its axis as it is, as SciPy's.
+    Modes that differ from axis to axis take one pass per axis, as SciPy's do."""
+    owner = "uniform_filter"
+    image = image_argument(owner, input)
+    along = filtered_axes(owner, axes, image.ndim)
+    passes = [
+        (axis, n, m)
+        for axis, n, m in zip(
+            along,
+            per_axis(owner, "size", size, len(along)),
+            per_axis(owner, "mode", mode, len(along)),
+        )
+        if not (isinstance(n, (int, np.integer)) and n == 0)  # (SciPy skips sizes below 2)
+    ]
+
+    def box(chosen: list) -> tuple[int, ...]:
+        sizes = {axis: n for axis, n, _ in chosen}
+        return tuple(sizes.get(axis, 1) for axis in range(image.ndim))
+
+    modes = {m for _, n, m in passes if n != 1}
+    if len(modes) <= 1:  # one pass of SciPy's filter over the whole box
+        return UniformFilter(box(passes), modes.pop() if modes else "reflect", cval)(image)
+    out = image
+    for one in passes:
+        out = UniformFilter(box([one]), one[2], cval)(out)
+    return out
