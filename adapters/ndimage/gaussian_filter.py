@@ -150,7 +150,7 @@ def gaussian_filter(
     )
     out = image
     for k, axis in enumerate(along):
-        sigma, mode = sigmas[k], modes[k]
+        sigma, axis_mode = sigmas[k], modes[k]
         try:
             skipped = float(np.asarray(sigma)) <= 1e-15
         except (
@@ -169,7 +169,7 @@ def gaussian_filter(
                 jnp.where(filters, sigma, 1.0),
                 axis,
                 orders[k],
-                mode,
+                axis_mode,
                 cval,
                 truncate,
                 radius=radii[k],
@@ -178,6 +178,6 @@ def gaussian_filter(
             continue
         if not skipped:
             out = gaussian_filter1d(
-                out, sigma, axis, orders[k], mode, cval, truncate, radius=radii[k]
+                out, sigma, axis, orders[k], axis_mode, cval, truncate, radius=radii[k]
             )
     return out if out is not image else jnp.asarray(image, jnp.result_type(image, float))
