@@ -93,14 +93,40 @@ def test_every_transformation_and_a_batch():
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="Cdist: parameter 'metric'"):
         Cdist("hamming")
-    with pytest.raises(ValueError, match="Pdist: parameter 'p'.*at least 1"):
-        Pdist("minkowski", p=0.5)
+    with pytest.raises(ValueError, match="Pdist: parameter 'p' must be a number greater than 0"):
+        Pdist("minkowski", p=0.0)
     zero = np.vstack([XA[:2], np.zeros((1, 3))])
     with jax.enable_x64(True):
         with pytest.raises(ValueError, match="Cdist.*'XB' has a zero row"):
             Cdist("cosine")(XA, zero)
         with pytest.raises(ValueError, match="Pdist.*'X' has a constant row"):
             Pdist("correlation")(np.vstack([XA[:2], np.ones((1, 3))]))
+
+
+@pytest.mark.parametrize("p", [0.3, 0.5, 0.9])
+def test_minkowski_below_1_is_scipys_and_its_derivatives_scipys_differences(p):
+    """SciPy computes p < 1 (no metric then). Where a coordinate difference is 0 the
+    one-sided derivatives along it are infinite; the symmetric one, which SciPy's central
+    differences give, is 0, in both modes. Here XB's row 0 shares a coordinate with XA's."""
+    xb = XB.copy()
+    xb[0, 1] = XA[2, 1]
+    w = np.array([1.0, 0.5, 2.0])
+    with jax.enable_x64(True):
+        for options in ({}, {"w": w}):
+            cdist = Cdist("minkowski", p=p)
+            expected = distance.cdist(XA, xb, "minkowski", p=p, **options)
+            np.testing.assert_array_equal(cdist(XA, xb, **options), expected)
+            np.testing.assert_array_equal(
+                Pdist("minkowski", p=p)(XA, **options),
+                distance.pdist(XA, "minkowski", p=p, **options),
+            )
+            reverse = jax.jacrev(lambda a: cdist(a, xb, **options))(jnp.asarray(XA))
+            forward = jax.jacfwd(lambda b: cdist(XA, b, **options))(jnp.asarray(xb))
+            reference = central(lambda a: distance.cdist(a, xb, "minkowski", p=p, **options), XA)
+            np.testing.assert_allclose(reverse, reference, rtol=1e-6, atol=1e-8)
+            reference = central(lambda b: distance.cdist(XA, b, "minkowski", p=p, **options), xb)
+            np.testing.assert_allclose(forward, reference, rtol=1e-6, atol=1e-8)
+            assert reverse[2, 0, 2, 1] == 0 and forward[2, 0, 0, 1] == 0  # (the zero difference)
 
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["plain", "zero-weight"])

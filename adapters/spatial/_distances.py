@@ -51,11 +51,11 @@ class Distances(jb.Adapter):
                 f"{self.metric!r}."
             )
         if self.metric == "minkowski" and not (
-            isinstance(self.p, (int, float)) and not isinstance(self.p, bool) and self.p >= 1
+            isinstance(self.p, (int, float)) and not isinstance(self.p, bool) and self.p > 0
         ):
             raise ValueError(
-                f"{owner}: parameter 'p' must be a number of at least 1 (below 1 the "
-                f"derivative at a zero difference is infinite); got {self.p!r}."
+                f"{owner}: parameter 'p' must be a number greater than 0, as SciPy's; got "
+                f"{self.p!r}."
             )
 
     def scipy_distances(

@@ -30,6 +30,14 @@ def _abs(x: jax.Array) -> jax.Array:
     return jnp.where(x != 0, jnp.abs(x), 0)  # (derivative 0 at 0, as jnp.abs's)
 
 
+def _power(a: jax.Array, p: float) -> jax.Array:
+    """``a ** p`` for ``a >= 0``, with derivative 0 at 0 in both modes: for ``p < 1`` the
+    one-sided derivatives there are infinite, and the symmetric one, which central
+    differences give, is 0 (``_abs``'s kink taken alike)."""
+    nonzero = a != 0
+    return jnp.where(nonzero, jnp.where(nonzero, a, 1) ** p, 0)
+
+
 def _weighted_sum(terms: jax.Array, w: jax.Array | None) -> jax.Array:
     """``Σ_j w_j terms_j`` over the last axis of (..., m, k, n) terms; ``w`` (..., n)."""
     return jnp.sum(terms if w is None else terms * w[..., None, None, :], -1)
@@ -62,7 +70,7 @@ def chebyshev(xa, xb, p, w):
 def minkowski(xa, xb, p, w):
     if p == math.inf:  # SciPy's value is Chebyshev's (|d|^inf had NaN derivatives)
         return chebyshev(xa, xb, p, w)
-    return _safe_root(_weighted_sum(_abs(_differences(xa, xb)) ** p, w), p)
+    return _safe_root(_weighted_sum(_power(_abs(_differences(xa, xb)), p), w), p)
 
 
 def _held_size(x: jax.Array, axis: int | None = -1) -> jax.Array:

@@ -41,17 +41,19 @@ class Cdist(Distances):
             ``"sqeuclidean"``, ``"cityblock"``, ``"chebyshev"``, ``"minkowski"``,
             ``"cosine"``, ``"correlation"``, ``"braycurtis"``, ``"canberra"``,
             ``"seuclidean"``, ``"mahalanobis"``.
-        p: the Minkowski order, at least 1.
+        p: the Minkowski order, greater than 0 (below 1, as SciPy's, no metric).
 
     The values are SciPy's; the derivatives, in both point sets and in ``w``, ``V`` and
     ``VI``, to every order, are the metric's formula's in JAX; SciPy's default ``V`` or
     ``VI`` moves with the points, and so do the derivatives. Where a metric has a kink they
     take the subgradient 0: at zero distance (euclidean, minkowski, seuclidean,
     mahalanobis), at a zero difference in one coordinate (cityblock, chebyshev,
-    braycurtis, canberra); chebyshev's derivative at a tie between coordinates is JAX's
-    ``max``'s (shared between them), and its weights only choose coordinates (those
-    above 0): their derivative is 0. A zero row (cosine) or a constant one (correlation),
-    where the distance is undefined, is an error naming the argument.
+    braycurtis, canberra, and minkowski below p = 1, where the one-sided derivatives are
+    infinite and 0 is the symmetric one, which central differences give); chebyshev's
+    derivative at a tie between coordinates is JAX's ``max``'s (shared between them), and
+    its weights only choose coordinates (those above 0): their derivative is 0. A zero row
+    (cosine) or a constant one (correlation), where the distance is undefined, is an error
+    naming the argument.
     """
 
     signature = "(m,n),(k,n)->(m,k)"
