@@ -67,6 +67,35 @@ def test_the_values_gradient_in_c_is_x_and_central_differences_of_scipy():
     np.testing.assert_array_equal(hessian, np.zeros((4, 4)))
 
 
+# two optimal solutions: x = (1, 0) and (0, 1) cost 1 (binary x, x0 + x1 >= 1); and the
+# same with x continuous (an optimal edge between them)
+TIE = (np.array([1, 1], np.int32), np.array([[1.0, 1.0]]), np.array([1.0]), np.array([np.inf]),
+       np.zeros(2), np.ones(2))  # fmt: skip
+
+
+@pytest.mark.parametrize("integrality", [[1, 1], [0, 0], [1, 0]], ids=["integer", "edge", "mixed"])
+def test_a_tie_between_optimal_solutions_is_refused(integrality):
+    """At a tie the value has a kink in c: its gradient along SciPy's choice of solution was
+    returned. It is refused now, by name, under jit(grad) and in forward mode too, and
+    NaN on request; moving off the tie, the gradient is the solution again."""
+    args = (jnp.asarray(integrality, jnp.int32), *TIE[1:])
+
+    def fun(c, on_failure="raise"):
+        return Milp(on_failure=on_failure)(c, *args)[1]
+
+    with jax.enable_x64(True):
+        tie = jnp.array([1.0, 1.0])
+        with pytest.raises(OptimizeError, match=r"milp's optimum is not unique: x\[0\] is"):
+            jax.grad(fun)(tie)
+        with pytest.raises(OptimizeError, match=r"optimum is not unique"), host_errors():
+            jax.block_until_ready(jax.jit(jax.grad(fun))(tie))
+        with pytest.raises(OptimizeError, match=r"optimum is not unique"):
+            jax.jvp(fun, (tie,), (tie,))
+        assert np.isnan(jax.grad(lambda c: fun(c, "nan"))(tie)).all()
+        assert float(fun(tie)) == 1.0  # (the value itself stands)
+        np.testing.assert_array_equal(jax.grad(fun)(jnp.array([1.0, 1.25])), [1.0, 0.0])
+
+
 @pytest.mark.slow
 def test_check_adapter_in_c_with_the_rest_held_as_integers():
     args = (C, INTEGRALITY, np.array([[2, 3, 1, 1], [1, -1, 0, 0]]), np.array([-20, -20]))

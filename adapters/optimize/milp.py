@@ -45,14 +45,16 @@ class Milp(MayFail, HoldsFixed):
             ``c`` or ``A``.
 
     Derivatives: ``fun`` is differentiable in ``c``, to every order, with the solution
-    held fixed: its gradient is ``x`` (the optimum's derivative wherever the optimal
-    solution is unique; where two tie, the value has a kink and this is the derivative
-    along SciPy's choice), and ``x``'s derivative in ``c`` is 0 (the solution is locally
-    constant). Differentiating in ``A``, ``b_l``, ``b_u``, ``lower`` or ``upper`` is a
-    ``TypeError`` naming the argument when the program is traced: an integer entry moves
-    by whole steps, so the value jumps where a tight constraint pushes it off, and the
-    continuous entries' vertex is not differentiated here (``Linprog`` does that for a
-    problem without integers). ``integrality`` is integers, never differentiated.
+    held fixed: its gradient is ``x``, where ``x`` is the only optimal solution, which the
+    rules check on the host (``MilpOptimumCheck``: up to 2n more solves); where another
+    ties with it the value has a kink, and the derivative is refused as
+    ``linprog``'s is at a tie (an ``OptimizeError``, NaN under ``on_failure="nan"``).
+    ``x``'s derivative in ``c`` is 0 (the solution is locally constant). Differentiating in
+    ``A``, ``b_l``, ``b_u``, ``lower`` or ``upper`` is a ``TypeError`` naming the argument
+    when the program is traced: an integer entry moves by whole steps, so the value jumps
+    where a tight constraint pushes it off, and the continuous entries' vertex is not
+    differentiated here (``Linprog`` does that for a problem without integers).
+    ``integrality`` is integers, never differentiated.
     """
 
     mip_rel_gap: float | None = None
@@ -118,45 +120,93 @@ class Milp(MayFail, HoldsFixed):
 
     def forward(self, c, integrality, A, b_l, b_u, lower, upper):  # noqa: N803
         dtype = jb.result_dtype(c, A, b_l, b_u, lower, upper)
-        options = {
-            name: value
-            for name, value in (
-                ("mip_rel_gap", self.mip_rel_gap),
-                ("node_limit", self.node_limit),
-                ("time_limit", self.time_limit),
-            )
-            if value is not None
-        }
         try:
             require_finite("argument 'c'", c, OptimizeError.because)
             require_finite("argument 'A'", A, OptimizeError.because)
-            result = scipy.optimize.milp(
-                c,
-                integrality=integrality,
-                bounds=scipy.optimize.Bounds(lower, upper),
-                constraints=scipy.optimize.LinearConstraint(A, b_l, b_u) if len(A) else None,
-                options=options,
-            )
-            if result.status != 0:
-                raise OptimizeError.because(
-                    f"milp found no optimum (status {result.status}: {result.message})"
-                )
+            result = _solve(_options(self), c, integrality, A, b_l, b_u, lower, upper)
             x, fun = result.x, result.fun
         except OptimizeError as error:
             x, fun = self.nan_on_failure(error, c.shape, ())
         return np.asarray(x, dtype), np.asarray(fun, dtype)
 
     def pullback(self, res, g):
-        x = res[7]
         _, g_fun = g  # (x is locally constant: its cotangent contributes nothing)
-        g_c = None if g_fun is None else g_fun[..., None] * x
+        g_c = None if g_fun is None else g_fun[..., None] * self._only_optimum(res)
         return g_c, None, None, None, None, None, None  # (the others: held_fixed's guard)
 
     def pushforward(self, res, tangents):
-        x = res[7]
         t_c = tangents[0]
-        t_fun = None if t_c is None else jnp.sum(t_c * x, -1)
+        t_fun = None if t_c is None else jnp.sum(t_c * self._only_optimum(res), -1)
         return None, t_fun
+
+    def _only_optimum(self, res):
+        """``x``, checked on the host to be the only optimal solution (``MilpOptimumCheck``):
+        the value's gradient in ``c`` where it is, an error (or NaN) where another ties with
+        it. Constant: its own derivative is 0."""
+        check = MilpOptimumCheck(**_options(self), on_failure=self.on_failure)
+        return check(*(jax.lax.stop_gradient(r) for r in res[:9]))
+
+
+class MilpOptimumCheck(MayFail):
+    """``Milp``'s rules' check that its ``x`` is the only optimal solution: ``x`` where it
+    is, else an ``OptimizeError`` naming an entry that varies among the optimal solutions
+    (``fun`` has a kink in ``c`` there, as ``linprog``'s at a tie, which it refuses too).
+
+    On the host, up to two more solves per entry, to a gap of 0: the smallest and the
+    largest ``x_j`` over the solutions as good as ``x`` (to 1e-9 of ``|c|·|x| + |fun|``).
+    An entry that spreads by more than 1e-6 (relative) is a tie; so is a better solution
+    than the one HiGHS returned within its gap. Parameters as ``Milp``'s."""
+
+    mip_rel_gap: float | None = None
+    node_limit: int | None = None
+    time_limit: float | None = None
+
+    signature = "(n),(n),(m,n),(m),(m),(n),(n),(n),()->(n)"
+
+    def forward(self, c, integrality, A, b_l, b_u, lower, upper, x, fun):  # noqa: N803
+        try:
+            if not np.isfinite(x).all():  # (the solve itself failed: NaN under on_failure)
+                return x
+            # the solutions as good as x, to rounding: HiGHS's own gap would let the
+            # continuous entries move with it (measured: 0.5 to 0.4986 at a gap of 1e-4)
+            within = float(fun) + 1e-9 * (float(np.abs(c) @ np.abs(x)) + abs(float(fun)))
+            rows = np.vstack([A, c[None]])
+            low, high = np.append(b_l, -np.inf), np.append(b_u, within)
+            exact = {**_options(self), "mip_rel_gap": 0.0}  # (a gap could hide a tie)
+            for j in range(len(c)):
+                for side in (1.0, -1.0):  # the smallest x_j, then the largest
+                    e = np.zeros(len(c))
+                    e[j] = side
+                    other = _solve(exact, e, integrality, rows, low, high, lower, upper).x[j]
+                    if abs(other - x[j]) > 1e-6 * max(1.0, abs(x[j])):
+                        raise OptimizeError.because(
+                            f"milp's optimum is not unique: x[{j}] is {x[j]:.6g} in the "
+                            f"solution found and {other:.6g} in another as good (fun = "
+                            f"{float(fun):.6g}), so fun has a kink in c there and no derivative"
+                        )
+            return x
+        except OptimizeError as error:
+            return self.nan_on_failure(error, x.shape)
+
+
+def _options(adapter: Any) -> dict[str, Any]:
+    """SciPy's ``options`` for HiGHS: the parameters given (``Milp``'s, ``MilpOptimumCheck``'s)."""
+    return {name: getattr(adapter, name) for name in _OPTIONS if getattr(adapter, name) is not None}
+
+
+def _solve(options, c, integrality, A, b_l, b_u, lower, upper):  # noqa: N803
+    result = scipy.optimize.milp(
+        c,
+        integrality=integrality,
+        bounds=scipy.optimize.Bounds(lower, upper),
+        constraints=scipy.optimize.LinearConstraint(A, b_l, b_u) if len(A) else None,
+        options=options,
+    )
+    if result.status != 0:
+        raise OptimizeError.because(
+            f"milp found no optimum (status {result.status}: {result.message})"
+        )
+    return result
 
 
 _OPTIONS = ("mip_rel_gap", "node_limit", "time_limit")  # SciPy's options that Milp takes
