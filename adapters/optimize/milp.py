@@ -47,8 +47,9 @@ class Milp(MayFail, HoldsFixed):
     Derivatives: ``fun`` is differentiable in ``c``, to every order, with the solution
     held fixed: its gradient is ``x``, where ``x`` is the only optimal solution, which the
     rules check on the host (``MilpOptimumCheck``: up to 2n more solves); where another
-    ties with it the value has a kink, and the derivative is refused as
-    ``linprog``'s is at a tie (an ``OptimizeError``, NaN under ``on_failure="nan"``).
+    ties with it the value has a kink, and the derivative is refused (an
+    ``OptimizeError``, NaN under ``on_failure="nan"``). (``Linprog`` differs on an optimal
+    edge: there its value's derivative in ``c`` is the one along HiGHS's choice.)
     ``x``'s derivative in ``c`` is 0 (the solution is locally constant). Differentiating in
     ``A``, ``b_l``, ``b_u``, ``lower`` or ``upper`` is a ``TypeError`` naming the argument
     when the program is traced: an integer entry moves by whole steps, so the value jumps
@@ -150,7 +151,7 @@ class Milp(MayFail, HoldsFixed):
 class MilpOptimumCheck(MayFail):
     """``Milp``'s rules' check that its ``x`` is the only optimal solution: ``x`` where it
     is, else an ``OptimizeError`` naming an entry that varies among the optimal solutions
-    (``fun`` has a kink in ``c`` there, as ``linprog``'s at a tie, which it refuses too).
+    (``fun`` has a kink in ``c`` there).
 
     On the host, up to two more solves per entry, to a gap of 0: the smallest and the
     largest ``x_j`` over the solutions as good as ``x`` (to 1e-9 of ``|c|·|x| + |fun|``).
