@@ -46,7 +46,7 @@ class Milp(MayFail, HoldsFixed):
 
     Derivatives: ``fun`` is differentiable in ``c``, to every order, with the solution
     held fixed: its gradient is ``x``, where ``x`` is the only optimal solution, which the
-    rules check on the host (``MilpOptimumCheck``: up to 2n more solves); where another
+    rules check on the host (``MilpOptimumCheck``: two more solves); where another
     ties with it the value has a kink, and the derivative is refused (an
     ``OptimizeError``, NaN under ``on_failure="nan"``). (``Linprog`` differs on an optimal
     edge: there its value's derivative in ``c`` is the one along HiGHS's choice.)
@@ -153,10 +153,12 @@ class MilpOptimumCheck(MayFail):
     is, else an ``OptimizeError`` naming an entry that varies among the optimal solutions
     (``fun`` has a kink in ``c`` there).
 
-    On the host, up to two more solves per entry, to a gap of 0: the smallest and the
-    largest ``x_j`` over the solutions as good as ``x`` (to 1e-9 of ``|c|·|x| + |fun|``).
-    An entry that spreads by more than 1e-6 (relative) is a tie; so is a better solution
-    than the one HiGHS returned within its gap. Parameters as ``Milp``'s."""
+    On the host, two more solves, to a gap of 0: the smallest and the largest ``w·x`` over
+    the solutions as good as ``x`` (to 1e-9 of ``|c|·|x| + |fun|``), for a ``w`` of
+    irrational-looking entries, which no two distinct solutions share a value along but by
+    chance; a solution that differs from ``x`` by more than 1e-6 (relative) in an entry is
+    a tie, as is a better one than HiGHS returned within its gap. Parameters as
+    ``Milp``'s."""
 
     mip_rel_gap: float | None = None
     node_limit: int | None = None
@@ -174,17 +176,19 @@ class MilpOptimumCheck(MayFail):
             rows = np.vstack([A, c[None]])
             low, high = np.append(b_l, -np.inf), np.append(b_u, within)
             exact = {**_options(self), "mip_rel_gap": 0.0}  # (a gap could hide a tie)
-            for j in range(len(c)):
-                for side in (1.0, -1.0):  # the smallest x_j, then the largest
-                    e = np.zeros(len(c))
-                    e[j] = side
-                    other = _solve(exact, e, integrality, rows, low, high, lower, upper).x[j]
-                    if abs(other - x[j]) > 1e-6 * max(1.0, abs(x[j])):
-                        raise OptimizeError.because(
-                            f"milp's optimum is not unique: x[{j}] is {x[j]:.6g} in the "
-                            f"solution found and {other:.6g} in another as good (fun = "
-                            f"{float(fun):.6g}), so fun has a kink in c there and no derivative"
-                        )
+            # a direction no two solutions share a value along, but by a measure-zero chance:
+            # where another solution is as good, w·x reaches past w·x* at one end or the other
+            w = (1 + np.modf(np.arange(1, len(c) + 1) * _GOLDEN)[0]) / np.maximum(1, np.abs(x))
+            for side in (1.0, -1.0):
+                other = _solve(exact, side * w, integrality, rows, low, high, lower, upper).x
+                moved = np.abs(other - x) / np.maximum(1, np.abs(x))
+                if moved.max() > 1e-6:
+                    j = int(np.argmax(moved))
+                    raise OptimizeError.because(
+                        f"milp's optimum is not unique: x[{j}] is {x[j]:.6g} in the solution "
+                        f"found and {other[j]:.6g} in another as good (fun = {float(fun):.6g}), "
+                        "so fun has a kink in c there and no derivative"
+                    )
             return x
         except OptimizeError as error:
             return self.nan_on_failure(error, x.shape)
@@ -211,6 +215,7 @@ def _solve(options, c, integrality, A, b_l, b_u, lower, upper):  # noqa: N803
 
 
 _OPTIONS = ("mip_rel_gap", "node_limit", "time_limit")  # SciPy's options that Milp takes
+_GOLDEN = (5**0.5 - 1) / 2  # (its multiples' fractional parts: distinct, irrational)
 
 
 def milp(
