@@ -107,24 +107,24 @@ def uniform_filter(
     owner = "uniform_filter"
     image = image_argument(owner, input)
     along = filtered_axes(owner, axes, image.ndim)
-    passes = [
+    passes = [  # (SciPy leaves an axis of size 0 or 1 as it is)
         (axis, n, m)
         for axis, n, m in zip(
             along,
             per_axis(owner, "size", size, len(along)),
             per_axis(owner, "mode", mode, len(along)),
         )
-        if not (isinstance(n, (int, np.integer)) and n == 0)  # (SciPy skips sizes below 2)
+        if isinstance(n, bool) or not (isinstance(n, (int, np.integer)) and n in (0, 1))
     ]
 
     def box(chosen: list) -> tuple[int, ...]:
         sizes = {axis: n for axis, n, _ in chosen}
         return tuple(sizes.get(axis, 1) for axis in range(image.ndim))
 
-    modes = {m for _, n, m in passes if n != 1}
+    modes = {m for _, _, m in passes}
     if len(modes) <= 1:  # one pass of SciPy's filter over the whole box
         return UniformFilter(box(passes), modes.pop() if modes else "reflect", cval)(image)
     out = image
-    for one in passes:
+    for one in passes:  # (modes that differ: one pass per axis, as SciPy's)
         out = UniformFilter(box([one]), one[2], cval)(out)
     return out
