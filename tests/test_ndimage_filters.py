@@ -49,10 +49,10 @@ def test_values_are_scipys_bitwise(mode):
     with jax.enable_x64(True):
         got = [
             correlate1d(IMAGE, kernel, 0, mode, 0.3, origin=1),
-            gaussian_filter1d(IMAGE, 1.3, 1, 2, mode, 0.3),
-            gaussian_filter(IMAGE, (0.8, 1.6), 0, mode, 0.3),
-            uniform_filter(IMAGE, (2, 5), mode, 0.3),
-            median_filter(IMAGE, (3, 4), mode, 0.3),
+            gaussian_filter1d(IMAGE, 1.3, 1, 2, None, mode, 0.3),
+            gaussian_filter(IMAGE, (0.8, 1.6), 0, None, mode, 0.3),
+            uniform_filter(IMAGE, (2, 5), None, mode, 0.3),
+            median_filter(IMAGE, (3, 4), None, None, mode, 0.3),
         ]
     expected = [
         ndi.correlate1d(IMAGE, kernel, 0, mode=mode, cval=0.3, origin=1),
@@ -87,8 +87,10 @@ def test_gradients_match_central_differences_of_scipy():
         g_sigma = jax.grad(lambda s: loss(gaussian_filter(IMAGE, s, radius=4)))(
             jnp.array([1.3, 0.7])
         )
-        g_uniform = jax.grad(lambda x: loss(uniform_filter(x, (3, 2), "constant", 0.5)))(IMAGE)
-        g_median = jax.grad(lambda x: loss(median_filter(x, 3, "nearest")))(IMAGE)
+        g_uniform = jax.grad(lambda x: loss(uniform_filter(x, (3, 2), mode="constant", cval=0.5)))(
+            IMAGE
+        )
+        g_median = jax.grad(lambda x: loss(median_filter(x, 3, mode="nearest")))(IMAGE)
     rtol, atol = 1e-6, 1e-7
     np.testing.assert_allclose(
         g_image, central(lambda x: ndi.correlate1d(x, kernel, 1, mode="mirror"), IMAGE), rtol, atol
@@ -110,7 +112,7 @@ def test_the_median_differentiates_as_the_selected_entry():
     tangent = RNG.normal(size=image.shape)
     with jax.enable_x64(True):
         values, pushed = jax.jvp(MedianFilter(3, "wrap"), (image,), (tangent,))
-        hessian = jax.hessian(lambda x: loss(median_filter(x, 3, "wrap")))(image)
+        hessian = jax.hessian(lambda x: loss(median_filter(x, 3, mode="wrap")))(image)
     source = {v: t for v, t in zip(image.ravel(), tangent.ravel())}
     np.testing.assert_array_equal(pushed, [[source[v] for v in row] for row in np.asarray(values)])
     assert not np.any(np.asarray(hessian))
@@ -241,11 +243,13 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="gaussian_filter: argument 'axes' names an axis twice"):
         gaussian_filter(IMAGE, 1.0, axes=(1, -1))
     with pytest.raises(ValueError, match="uniform_filter: argument 'mode' must be one value or 2"):
-        uniform_filter(IMAGE, 3, ("wrap", "wrap", "wrap"))
-    with pytest.raises(ValueError, match="MedianFilter: parameter 'size' must be a whole"):
+        uniform_filter(IMAGE, 3, mode=("wrap", "wrap", "wrap"))
+    with pytest.raises(ValueError, match="median_filter: argument 'size' must be one value or 2"):
         median_filter(IMAGE, (3, 3, 3))
+    with pytest.raises(ValueError, match="MedianFilter: parameter 'size' must be a whole"):
+        median_filter(IMAGE, (3, 0))
     with pytest.raises(ValueError, match="argument 'input' has non-finite entries"):
-        median_filter(np.where(IMAGE > 1, np.nan, IMAGE))
+        median_filter(np.where(IMAGE > 1, np.nan, IMAGE), 3)
     with pytest.raises(ValueError, match="Correlate1d: argument 'weights' must be a non-empty"):
         correlate1d(IMAGE, np.ones((2, 2)))
     with pytest.raises(ValueError, match="Correlate1d: parameter 'axis' is 2"):
@@ -303,12 +307,88 @@ def test_uniform_and_median_gradients_in_every_mode_match_scipys_differences(mod
     """Their windows extend the image by the mode in the derivative's code alone (the values
     are SciPy's): checked in one mode each before, now in all eight."""
     with jax.enable_x64(True):
-        g_uniform = jax.grad(lambda x: loss(uniform_filter(x, (3, 2), mode, 0.5)))(IMAGE)
-        g_median = jax.grad(lambda x: loss(median_filter(x, (3, 2), mode, 0.5)))(IMAGE)
+        g_uniform = jax.grad(lambda x: loss(uniform_filter(x, (3, 2), mode=mode, cval=0.5)))(IMAGE)
+        g_median = jax.grad(lambda x: loss(median_filter(x, (3, 2), mode=mode, cval=0.5)))(IMAGE)
     expected = central(lambda x: ndi.uniform_filter(x, (3, 2), mode=mode, cval=0.5), IMAGE)
     np.testing.assert_allclose(g_uniform, expected, 1e-6, 1e-7)
     expected = central(lambda x: ndi.median_filter(x, (3, 2), mode=mode, cval=0.5), IMAGE)
     np.testing.assert_allclose(g_median, expected, 1e-6, 1e-7)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_box_filters_with_an_origin_are_scipys_values_and_derivatives(mode):
+    """SciPy's ``origin`` moves the box, so each mode's extension is read on the other
+    side: the values bitwise, the gradients against SciPy's differences, and the box
+    mean's cotangent against SciPy's matrix transposed (origins at both ends of their
+    ranges: an even box of 4 with -2, one of 3 with 1)."""
+    size, origin = (4, 3), (-2, 1)
+    options = dict(mode=mode, cval=0.5, origin=origin)
+    y = RNG.normal(size=IMAGE.shape)
+    with jax.enable_x64(True):
+        uniform = uniform_filter(IMAGE, size, **options)
+        median = jax.jit(lambda x: median_filter(x, size, **options))(IMAGE)
+        g_uniform = jax.grad(lambda x: loss(uniform_filter(x, size, **options)))(IMAGE)
+        g_median = jax.grad(lambda x: loss(median_filter(x, size, **options)))(IMAGE)
+        _, pullback = jax.vjp(lambda x: uniform_filter(x, size, **options), IMAGE)
+        cotangent = pullback(y)[0]
+    np.testing.assert_array_equal(uniform, ndi.uniform_filter(IMAGE, size, **options))
+    np.testing.assert_array_equal(median, ndi.median_filter(IMAGE, size, **options))
+    expected = central(lambda x: ndi.uniform_filter(x, size, **options), IMAGE)
+    np.testing.assert_allclose(g_uniform, expected, 1e-6, 1e-7)
+    expected = central(lambda x: ndi.median_filter(x, size, **options), IMAGE)
+    np.testing.assert_allclose(g_median, expected, 1e-6, 1e-7)
+    matrix = _scipy_matrix(
+        lambda x: (
+            ndi.uniform_filter(x, size, **options) - ndi.uniform_filter(0 * x, size, **options)
+        ),
+        IMAGE.shape,
+    )
+    np.testing.assert_allclose(cotangent.ravel(), matrix.T @ y.ravel(), 1e-12, 1e-13)
+
+
+def test_the_filters_take_scipys_positional_order_output_footprint_and_axes():
+    """SciPy's third positional argument of uniform_filter is ``output`` (and the fourth of
+    median_filter and gaussian_filter): ``uniform_filter(x, 3, None, "nearest")`` read
+    None as the mode before."""
+    image = RNG.normal(size=(5, 6, 4))
+    with jax.enable_x64(True):
+        got = [
+            uniform_filter(image, 3, None, "nearest", 0.0, 1),
+            median_filter(image, None, np.ones((3, 2, 1), bool), None, "wrap", 0.0, 0),
+            median_filter(image, (3, 2), mode="mirror", origin=(1, -1), axes=(0, 2)),
+            gaussian_filter(image, 1.2, 0, np.float32, "nearest"),
+            gaussian_filter1d(image, 1.2, 1, 0, None, "wrap"),
+            uniform_filter(image, 3, np.float32),
+        ]
+    expected = [
+        ndi.uniform_filter(image, 3, None, "nearest", 0.0, 1),
+        ndi.median_filter(image, None, np.ones((3, 2, 1), bool), None, "wrap", 0.0, 0),
+        ndi.median_filter(image, (3, 2), mode="mirror", origin=(1, -1), axes=(0, 2)),
+        ndi.gaussian_filter(image, 1.2, 0, np.float32, "nearest"),
+        ndi.gaussian_filter1d(image, 1.2, 1, 0, None, "wrap"),
+        ndi.uniform_filter(image, 3, np.float32),
+    ]
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype
+        # (float32: SciPy rounds to float32 between gaussian_filter's passes, here once: a
+        # few float32 ulps of the image's scale, 1)
+        single = e.dtype == np.float32
+        np.testing.assert_allclose(g, e, rtol=1e-6 if single else 1e-15, atol=1e-6 * single)
+    refusals = [
+        (
+            lambda: uniform_filter(image, 3, np.empty(image.shape)),
+            "uniform_filter: argument 'output'",
+        ),
+        (lambda: median_filter(image, 3, output=np.int32), "median_filter: argument 'output'"),
+        (lambda: median_filter(image, footprint=np.eye(3, dtype=bool)[..., None]), "'footprint'"),
+        (lambda: median_filter(image), "median_filter: give argument 'size'"),
+        (lambda: uniform_filter(image, 3, origin=2), "UniformFilter: parameter 'origin'"),
+        (lambda: median_filter(image, 2, origin=(0, 1, 0)), "MedianFilter: parameter 'origin'"),
+    ]
+    with jax.enable_x64(True):
+        for call, message in refusals:
+            with pytest.raises((ValueError, TypeError), match=message):
+                call()
 
 
 def _scipy_matrix(filter_, shape):
@@ -381,7 +461,7 @@ def test_the_uniform_filters_cotangent_and_its_transpose_are_scipys(mode):
     with jax.enable_x64(True):
 
         def image_cotangent(y):
-            _, pullback = jax.vjp(lambda x: uniform_filter(x, size, mode, 0.5), IMAGE)
+            _, pullback = jax.vjp(lambda x: uniform_filter(x, size, mode=mode, cval=0.5), IMAGE)
             return pullback(y)[0]
 
         got = image_cotangent(y)

@@ -76,8 +76,15 @@ CASES = [
     Case(SplineFilter(3, "reflect", shape=(3, 2)), sizes={"s": 6}),
     Case(Correlate1d(0, "mirror", shape=(3, 2)), sizes={"s": 6}),
     Case(UniformFilter((2, 3), "wrap", shape=(3, 2)), sizes={"s": 6}),
+    # the box moved to each end of its range (SciPy's origin)
+    Case(UniformFilter((2, 3), "reflect", 0.0, (-1, 1), shape=(3, 2)), sizes={"s": 6}),
     Case(
         ApartMedianFilter((3, 2), "nearest", shape=(3, 2)),
+        sizes={"s": 6},
+        skipped=frozenset({"linear_transpose"}),
+    ),
+    Case(
+        ApartMedianFilter((3, 2), "mirror", 0.0, (1, -1), shape=(3, 2)),
         sizes={"s": 6},
         skipped=frozenset({"linear_transpose"}),
     ),

@@ -120,3 +120,21 @@ def filtered_axes(owner: str, axes: Any, ndim: int) -> tuple[int, ...]:
     if len(set(along)) != len(along):
         raise ValueError(f"{owner}: argument 'axes' names an axis twice; got {axes!r}.")
     return along
+
+
+def to_output(owner: str, output: Any, result: jax.Array) -> jax.Array:
+    """SciPy's ``output``: None, or a floating dtype the result is cast to. An array to
+    write into is refused by name (JAX arrays are not written in place: the result is
+    returned), as is an integer dtype (SciPy's casts of a filtered image to integers)."""
+    if output is None:
+        return result
+    try:
+        dtype = np.dtype(output)
+    except TypeError:
+        dtype = None
+    if dtype is None or not np.issubdtype(dtype, np.floating):
+        raise TypeError(
+            f"{owner}: argument 'output' must be None or a floating dtype; got {output!r} (a "
+            "JAX array is not written in place: the result is returned)."
+        )
+    return result.astype(dtype)

@@ -29,12 +29,15 @@ class BoxFilter(jb.Adapter):
         size: the box's length along every axis, or one per axis (a whole number >= 1).
         mode: SciPy's filter mode (see ``Correlate1d``).
         cval: the value beyond the edges for "constant".
+        origin: SciPy's placement of the box along every axis, or one per axis: a whole
+            number in ``[-(n // 2), (n - 1) // 2]`` for a box of ``n`` (0 centres it).
         shape: keyword-only, the image's axis lengths (for the flattened form).
     """
 
     size: int | tuple[int, ...] = 3
     mode: FilterMode = "reflect"
     cval: float = 0.0
+    origin: int | tuple[int, ...] = 0
     _: dataclasses.KW_ONLY
     shape: tuple[int, ...] = ()
 
@@ -59,12 +62,16 @@ class BoxFilter(jb.Adapter):
 
     def output_specs(self, input):
         flat_size(type(self).__name__, self.shape, input.shape)
-        self.box()
+        self.origins()  # (and the box)
         return jax.ShapeDtypeStruct(input.shape[-1:], jb.result_dtype(input))
 
     def box(self) -> tuple[int, ...]:
         """``size`` as one whole number per axis of the image."""
         return sizes(type(self).__name__, self.size, len(self.shape))
+
+    def origins(self) -> tuple[int, ...]:
+        """``origin`` as one whole number per axis of the image, each within its box."""
+        return origins(type(self).__name__, self.origin, self.box())
 
     def scipy_filter(
         self,
@@ -73,11 +80,13 @@ class BoxFilter(jb.Adapter):
         out: Any = None,
         image: np.ndarray | None = None,
         box: tuple[int, ...] | None = None,
+        origin: tuple[int, ...] | None = None,
     ) -> np.ndarray:
         """SciPy's ``routine`` (``uniform_filter``, ``median_filter``) of the flattened
-        ``input`` (or of ``image``, its values reshaped) over this box (or ``box``), mode and
-        ``cval``, flattened, in ``input``'s floating dtype (float64 for an integer image);
-        into ``forward``'s ``out`` where it is given in that dtype."""
+        ``input`` (or of ``image``, its values reshaped) over this box (or ``box``, placed
+        at ``origin``), mode and ``cval``, flattened, in ``input``'s floating dtype
+        (float64 for an integer image); into ``forward``'s ``out`` where it is given in
+        that dtype."""
         image = np.asarray(input).reshape(self.shape) if image is None else image
         dtype = image.dtype if np.issubdtype(image.dtype, np.floating) else np.dtype(np.float64)
         buffer = None if out is None or out[0].dtype != dtype else out[0]
@@ -87,6 +96,7 @@ class BoxFilter(jb.Adapter):
             output=dtype if buffer is None else buffer.reshape(image.shape),
             mode=self.mode,
             cval=self.cval,
+            origin=self.origins() if origin is None else origin,
         )
         if buffer is not None:
             return buffer
@@ -106,12 +116,33 @@ def sizes(owner: str, size: Any, rank: int) -> tuple[int, ...]:
     return tuple(int(n) for n in values)
 
 
-def windows(image: jax.Array, size: tuple[int, ...], mode: str, cval: float) -> jax.Array:
+def origins(owner: str, origin: Any, box: tuple[int, ...]) -> tuple[int, ...]:
+    """``origin`` (one for every axis, or one per axis) as a tuple, each a whole number in
+    ``[-(n // 2), (n - 1) // 2]`` for its box's length ``n``, as SciPy requires."""
+    values = tuple(origin) if isinstance(origin, (tuple, list)) else (origin,) * len(box)
+    if len(values) != len(box) or not all(
+        isinstance(o, (int, np.integer))
+        and not isinstance(o, bool)
+        and -(n // 2) <= o <= (n - 1) // 2
+        for o, n in zip(values, box)
+    ):
+        raise ValueError(
+            f"{owner}: parameter 'origin' must be a whole number or {len(box)} of them (one "
+            f"per axis), each in [-(n // 2), (n - 1) // 2] for a box of n {box}; got "
+            f"{origin!r}."
+        )
+    return tuple(int(o) for o in values)
+
+
+def windows(
+    image: jax.Array, size: tuple[int, ...], mode: str, cval: float, origin: tuple[int, ...]
+) -> jax.Array:
     """(prod(size), *image.shape): entry ``k`` holds, at each pixel, the ``k``-th entry of
-    the window around it (offsets ``j - size // 2`` along each axis, SciPy's centring)."""
+    the window around it (offsets ``j - size // 2 - origin`` along each axis, SciPy's
+    placement)."""
     padded = image
-    for axis, n in enumerate(size):
-        padded = extended(padded, axis, n // 2, n - 1 - n // 2, mode, cval)
+    for axis, (n, o) in enumerate(zip(size, origin)):
+        padded = extended(padded, axis, n // 2 + o, n - 1 - n // 2 - o, mode, cval)
     shifted = [
         jax.lax.slice(padded, start, tuple(s + m for s, m in zip(start, image.shape)))
         for start in itertools.product(*(range(n) for n in size))

@@ -12,7 +12,7 @@ import numpy as np
 
 import jaxbridge as jb
 
-from ._images import filtered_axes, image_argument, per_axis
+from ._images import filtered_axes, image_argument, per_axis, to_output
 from .correlate1d import Correlate1d
 
 
@@ -92,14 +92,16 @@ def gaussian_filter1d(
     sigma: Any,
     axis: int = -1,
     order: int = 0,
+    output: Any = None,
     mode: str = "reflect",
     cval: float = 0.0,
     truncate: float = 4.0,
     *,
     radius: int | None = None,
 ) -> Any:
-    """``scipy.ndimage.gaussian_filter1d(input, sigma, axis, order, mode=mode, cval=cval,
-    truncate=truncate, radius=radius)``: ``Correlate1d`` with SciPy's Gaussian kernel (or its
+    """``scipy.ndimage.gaussian_filter1d(input, sigma, axis, order, output, mode, cval,
+    truncate, radius=radius)``, SciPy's arguments in SciPy's order (``output``: None or a
+    floating dtype, see ``to_output``): ``Correlate1d`` with SciPy's Gaussian kernel (or its
     ``order``-th derivative) of standard deviation ``sigma`` on ``-radius … radius``,
     ``radius = int(truncate * sigma + 0.5)`` unless given.
 
@@ -115,13 +117,15 @@ def gaussian_filter1d(
         raise ValueError(f"{owner}: argument 'order' must be a whole number >= 0; got {order!r}.")
     value, radius = _radius(owner, sigma, truncate, radius)
     weights = gaussian_kernel(value, order, radius)[::-1]
-    return Correlate1d(axis, mode, cval)(image, weights)  # type: ignore[arg-type]
+    result = Correlate1d(axis, mode, cval)(image, weights)  # type: ignore[arg-type]
+    return to_output(owner, output, result)
 
 
 def gaussian_filter(
     input: Any,
     sigma: Any,
     order: int | tuple[int, ...] = 0,
+    output: Any = None,
     mode: str | tuple[str, ...] = "reflect",
     cval: float = 0.0,
     truncate: float = 4.0,
@@ -129,8 +133,9 @@ def gaussian_filter(
     radius: int | tuple[int, ...] | None = None,
     axes: int | tuple[int, ...] | None = None,
 ) -> Any:
-    """``scipy.ndimage.gaussian_filter(input, sigma, order, mode=mode, cval=cval,
-    truncate=truncate, radius=radius, axes=axes)``: ``gaussian_filter1d`` along each axis in
+    """``scipy.ndimage.gaussian_filter(input, sigma, order, output, mode, cval, truncate,
+    radius=radius, axes=axes)``, SciPy's arguments in SciPy's order (``output``: None or a
+    floating dtype, see ``to_output``): ``gaussian_filter1d`` along each axis in
     turn (along ``axes`` alone where given).
 
     ``sigma``, ``order``, ``mode`` and ``radius`` are one for every axis or one per axis
@@ -151,6 +156,13 @@ def gaussian_filter(
     out = image
     for k, axis in enumerate(along):
         sigma, axis_mode = sigmas[k], modes[k]
+
+        def one_pass(image, sigma, axis=axis, k=k, axis_mode=axis_mode):
+            return gaussian_filter1d(
+                image, sigma, axis, orders[k], mode=axis_mode, cval=cval, truncate=truncate,
+                radius=radii[k],
+            )  # fmt: skip
+
         try:
             skipped = float(np.asarray(sigma)) <= 1e-15
         except (
@@ -164,20 +176,10 @@ def gaussian_filter(
             if sigma.ndim != 0:
                 raise ValueError("gaussian_filter: argument 'sigma' must be a number per axis.")
             filters = sigma > 1e-15
-            filtered = gaussian_filter1d(
-                out,
-                jnp.where(filters, sigma, 1.0),
-                axis,
-                orders[k],
-                axis_mode,
-                cval,
-                truncate,
-                radius=radii[k],
-            )
+            filtered = one_pass(out, jnp.where(filters, sigma, 1.0))
             out = jnp.where(filters, filtered, out.astype(filtered.dtype))
             continue
         if not skipped:
-            out = gaussian_filter1d(
-                out, sigma, axis, orders[k], axis_mode, cval, truncate, radius=radii[k]
-            )
-    return out if out is not image else jnp.asarray(image, jnp.result_type(image, float))
+            out = one_pass(out, sigma)
+    out = out if out is not image else jnp.asarray(image, jnp.result_type(image, float))
+    return to_output(owner, output, out)
