@@ -161,6 +161,23 @@ def test_query_ball_point_counts_are_scipys():
         KDTree(DATA).query_ball_point(X, 1.2)
 
 
+def test_query_ball_point_takes_scipys_shapes_one_point_and_radii_per_point():
+    tree = scipy.spatial.KDTree(DATA)
+    radii = np.linspace(0.5, 1.5, len(X))
+    stacked = np.stack([X, X[::-1]])  # (2, q, m): counts shaped (2, q)
+    with jax.enable_x64(True):
+        ours = KDTree(DATA)
+        one = ours.query_ball_point(X[0], 1.2, return_length=True)
+        per_point = jax.jit(lambda x, r: ours.query_ball_point(x, r, return_length=True))(X, radii)
+        leading = ours.query_ball_point(stacked, 1.2, return_length=True)
+        with pytest.raises(ValueError, match="query_ball_point: argument 'r' must be a number"):
+            ours.query_ball_point(X, radii[:2], return_length=True)
+    assert np.shape(one) == ()
+    assert int(one) == tree.query_ball_point(X[0], 1.2, return_length=True)
+    np.testing.assert_array_equal(per_point, tree.query_ball_point(X, radii, return_length=True))
+    np.testing.assert_array_equal(leading, tree.query_ball_point(stacked, 1.2, return_length=True))
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [

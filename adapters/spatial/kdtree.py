@@ -106,9 +106,11 @@ class KDTree:
         return_length: bool = False,
     ) -> Any:
         """``KDTree(data).query_ball_point(x, r, p, eps, return_length=True)`` as SciPy's:
-        how many data points lie within ``r`` of each point of ``x`` (q, m), int32 (see
-        ``KDTreeBallCount``). SciPy's lists of indices (``return_length=False``) have no
-        fixed shape, so ``return_length=True`` must be passed."""
+        how many data points lie within ``r`` of each point of ``x`` (..., m), int32,
+        shaped ``x``'s leading axes (one point (m,) gives a scalar); ``r`` a number or one
+        radius per point, broadcast against them (see ``KDTreeBallCount``). SciPy's lists
+        of indices (``return_length=False``) have no fixed shape, so ``return_length=True``
+        must be passed."""
         if not return_length:
             raise TypeError(
                 "KDTree.query_ball_point: argument 'return_length' must be True: SciPy's "
@@ -116,7 +118,22 @@ class KDTree:
                 "the counts are (use query(x, k) for neighbours' indices)."
             )
         del workers  # (accepted: a query set is one host call; the answer is the same)
-        return KDTreeBallCount(p=p, eps=eps)(self.data, x, r)
+        x = jnp.asarray(x)
+        if x.ndim == 0 or x.shape[-1] != self.m:
+            raise ValueError(
+                "KDTree.query_ball_point: argument 'x' must have "
+                f"{self.m} coordinates in its last axis (the data's); got shape {x.shape}."
+            )
+        points = x.shape[:-1]
+        try:
+            r = jnp.broadcast_to(jnp.asarray(r), points)
+        except ValueError:
+            raise ValueError(
+                "KDTree.query_ball_point: argument 'r' must be a number or one radius per "
+                f"point of 'x' (shape {points}); got shape {jnp.shape(r)}."
+            ) from None
+        counts = KDTreeBallCount(p=p, eps=eps)(self.data, x.reshape(-1, self.m), r.reshape(-1))
+        return counts.reshape(points)
 
 
 def _ranks(k: Any) -> list[int]:
