@@ -19,6 +19,7 @@ from jaxbridge.adapters._shared._jax_function import (
     Packing,
 )
 from jaxbridge.adapters.optimize import Linprog, Nnls
+from jaxbridge.adapters.optimize.linprog import LinprogMarginals
 
 SECOND_ORDER = 1e-8
 """``check_adapter``'s rtol for the implicit solvers' "hessian" check: their second
@@ -323,6 +324,13 @@ class NondegenerateLinprog(Linprog):
         "lower": lambda raw: -10.0 + raw,
         "upper": lambda raw: 10.0 + raw,
     }
+
+
+class NondegenerateLinprogMarginals(LinprogMarginals):
+    """``LinprogMarginals`` on ``NondegenerateLinprog``'s problems: the marginals
+    ``A_ub⁻ᵀ c`` move with ``c`` and ``A_ub``, and are held in ``b_ub`` and the bounds."""
+
+    domains = NondegenerateLinprog.domains
 
 
 def _nnls_matrix(raw: np.ndarray) -> np.ndarray:

@@ -292,7 +292,7 @@ def test_funs_gradient_in_c_alone_is_x_where_more_constraints_hold_than_unknowns
     )
 
     def fun(c):
-        return optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None))[1]
+        return optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None)).fun
 
     def scipy_fun(c):
         return scipy.optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None)).fun
@@ -303,11 +303,13 @@ def test_funs_gradient_in_c_alone_is_x_where_more_constraints_hold_than_unknowns
             np.testing.assert_allclose(jax.grad(fun)(c), steps, rtol=1e-9)
             np.testing.assert_allclose(jax.jit(jax.grad(fun))(c), steps, rtol=1e-9)
         with pytest.raises(Exception, match="degenerate"):
-            jax.grad(lambda b: optimize.linprog(c, A_ub=a_ub, b_ub=b, bounds=(None, None))[1])(b_ub)
+            jax.grad(lambda b: optimize.linprog(c, A_ub=a_ub, b_ub=b, bounds=(None, None)).fun)(
+                b_ub
+            )
         with pytest.raises(Exception, match="degenerate"):
-            jax.grad(
-                lambda c: optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None))[0][0]
-            )(c)
+            jax.grad(lambda c: optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None)).x[0])(
+                c
+            )
 
 
 def test_a_slack_of_005_beside_rows_of_1e6_and_x_of_1e3_is_no_tight_constraint():
@@ -322,7 +324,7 @@ def test_a_slack_of_005_beside_rows_of_1e6_and_x_of_1e3_is_no_tight_constraint()
         return scipy.optimize.linprog(c, A_ub=a_ub, b_ub=b, bounds=(None, None)).fun
 
     with jax.enable_x64(True):
-        got = jax.grad(lambda b: optimize.linprog(c, A_ub=a_ub, b_ub=b, bounds=(None, None))[1])(
+        got = jax.grad(lambda b: optimize.linprog(c, A_ub=a_ub, b_ub=b, bounds=(None, None)).fun)(
             b_ub
         )
     highs = scipy.optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(None, None))

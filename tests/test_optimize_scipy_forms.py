@@ -24,7 +24,8 @@ C, A_UB, B_UB = np.array([-1.0, -2.0]), np.array([[1.0, 1.0]]), np.array([3.0])
 def test_linprog_takes_every_form_of_scipys_bounds(bounds):
     expected = scipy.optimize.linprog(C, A_UB, B_UB, bounds=bounds)
     with jax.enable_x64(True):
-        x, fun = optimize.linprog(C, A_UB, B_UB, bounds=bounds)
+        res = optimize.linprog(C, A_UB, B_UB, bounds=bounds)
+        x, fun = res.x, res.fun
     np.testing.assert_allclose(x, expected.x, atol=1e-12)
     assert float(fun) == pytest.approx(expected.fun, abs=1e-12)
 
@@ -37,7 +38,8 @@ def test_scipys_positional_bounds_are_refused_by_linprog_the_class_not_read_as_a
     with pytest.raises(TypeError, match="LsqLinear: argument 'lb' looks like SciPy's bounds"):
         LsqLinear()(np.eye(2), np.ones(2), (np.zeros(2), np.ones(2)))
     with jax.enable_x64(True):
-        x, fun = optimize.linprog(C, A_UB, B_UB, None, None, [(0, 1), (0, 1)])
+        res = optimize.linprog(C, A_UB, B_UB, None, None, [(0, 1), (0, 1)])
+        x, fun = res.x, res.fun
     np.testing.assert_allclose(x, [1.0, 1.0], atol=1e-12)
     assert float(fun) == pytest.approx(-3.0)
 
@@ -46,7 +48,7 @@ def test_linprog_bounds_as_an_array_are_differentiable_as_highs_marginals():
     expected = scipy.optimize.linprog(C, A_UB, B_UB, bounds=[(0, 1), (0, 1)])
     with jax.enable_x64(True):
         grad = jax.grad(
-            lambda u: optimize.linprog(C, A_UB, B_UB, bounds=jnp.stack([jnp.zeros(2), u], 1))[1]
+            lambda u: optimize.linprog(C, A_UB, B_UB, bounds=jnp.stack([jnp.zeros(2), u], 1)).fun
         )(jnp.ones(2))
     np.testing.assert_allclose(grad, expected.upper.marginals, atol=1e-12)
 
@@ -61,7 +63,8 @@ def test_the_other_call_forms_answer_as_scipy():
         expected = scipy.optimize.nnls(a, b)
         np.testing.assert_allclose(x, expected[0], atol=1e-12)
         assert float(rnorm) == pytest.approx(expected[1], rel=1e-12)
-        x, cost_value = optimize.lsq_linear(a, b, (-0.2, 0.3), method="bvls")
+        res = optimize.lsq_linear(a, b, (-0.2, 0.3), method="bvls")
+        x, cost_value = res.x, res.cost
         expected = scipy.optimize.lsq_linear(a, b, (-0.2, 0.3), method="bvls")
         np.testing.assert_allclose(x, expected.x, atol=1e-10)
         assert float(cost_value) == pytest.approx(expected.cost, rel=1e-10)
@@ -71,7 +74,7 @@ def test_the_other_call_forms_answer_as_scipy():
             np.testing.assert_array_equal(rows, expected[0])
             np.testing.assert_array_equal(cols, expected[1])
         for increasing in (True, False):
-            fit = optimize.isotonic_regression(y, increasing=increasing)
+            fit = optimize.isotonic_regression(y, increasing=increasing).x
             expected = scipy.optimize.isotonic_regression(y, increasing=increasing).x
             np.testing.assert_allclose(fit, expected, atol=1e-14)
     with pytest.raises(ValueError, match="lsq_linear: argument 'bounds' must be SciPy's"):
@@ -113,7 +116,8 @@ def test_milp_takes_scipys_argument_forms(form):
     }
     expected = scipy.optimize.milp(MILP_C, **given)
     with jax.enable_x64(True):
-        x, fun = optimize.milp(MILP_C, **given)
+        res = optimize.milp(MILP_C, **given)
+        x, fun = res.x, res.fun
     np.testing.assert_array_equal(x, expected.x)
     assert float(fun) == expected.fun
     relaxed = scipy.optimize.milp(MILP_C, **{**given, "integrality": 0})
@@ -123,8 +127,10 @@ def test_milp_takes_scipys_argument_forms(form):
 def test_milp_defaults_and_a_scalar_integrality_are_scipys():
     c = np.array([1.0, 2.0])
     with jax.enable_x64(True):
-        x, fun = optimize.milp(c)
-        x1, fun1 = optimize.milp(-c, integrality=1, bounds=(0, 2.5), constraints=([1, 1], 0, 3))
+        res = optimize.milp(c)
+        x, fun = res.x, res.fun
+        res = optimize.milp(-c, integrality=1, bounds=(0, 2.5), constraints=([1, 1], 0, 3))
+        x1, fun1 = res.x, res.fun
     expected = scipy.optimize.milp(c)
     np.testing.assert_array_equal(x, expected.x)
     assert float(fun) == expected.fun
@@ -138,7 +144,7 @@ def test_milps_value_gradient_in_c_is_scipys_central_differences():
         integrality=[1, 1, 1, 0], bounds=(0, MILP_UPPER), constraints=(MILP_A, -np.inf, [9.5, 1.5])
     )
     with jax.enable_x64(True):
-        grad = jax.grad(lambda c: optimize.milp(c, **given)[1])(jnp.asarray(MILP_C))
+        grad = jax.grad(lambda c: optimize.milp(c, **given).fun)(jnp.asarray(MILP_C))
     h = 1e-6
     expected = [
         (
@@ -172,20 +178,20 @@ def test_the_functions_take_their_classes_parameters():
     SciPy's arguments the function does not take are refused, naming where they go."""
     infeasible = (np.ones(2), np.ones((1, 2)), np.array([-1.0]))  # x >= 0, x0 + x1 <= -1
     with jax.enable_x64(True):
-        x, fun = optimize.linprog(*infeasible, on_failure="nan")
-        assert np.isnan(x).all() and np.isnan(fun)
-        x, fun = optimize.milp(
+        res = optimize.linprog(*infeasible, on_failure="nan")
+        assert np.isnan(res.x).all() and np.isnan(res.fun) and not res.success
+        res = optimize.milp(
             infeasible[0], constraints=(infeasible[1], -np.inf, infeasible[2]), on_failure="nan"
         )
-        assert np.isnan(x).all() and np.isnan(fun)
+        assert np.isnan(res.x).all() and np.isnan(res.fun) and not res.success
         a, b = np.eye(2), np.ones(2)
         np.testing.assert_allclose(optimize.nnls(a, b, maxiter=5, on_failure="nan")[0], b)
-        x, _ = optimize.lsq_linear(a, b, (0, 0.5), "bvls", 1e-12, max_iter=50, on_failure="nan")
-        np.testing.assert_allclose(x, [0.5, 0.5])
-        x, _ = optimize.lsq_linear(a, b, lsq_solver="exact", verbose=0)
-        np.testing.assert_allclose(x, b)
+        res = optimize.lsq_linear(a, b, (0, 0.5), "bvls", 1e-12, max_iter=50, on_failure="nan")
+        np.testing.assert_allclose(res.x, [0.5, 0.5])
+        res = optimize.lsq_linear(a, b, lsq_solver="exact", verbose=0)
+        np.testing.assert_allclose(res.x, b)
     for call, message in [
-        (lambda: optimize.linprog(C, options={"maxiter": 5}), "linprog: argument 'options'"),
+        (lambda: optimize.linprog(C, options={"disp": True}), "linprog: argument .options.'disp'"),
         (lambda: optimize.linprog(C, x0=np.zeros(2)), "linprog: argument 'x0'"),
         (lambda: optimize.linprog(C, A_UB, B_UB, integrality=[1, 0]), "linprog.*milp"),
         (lambda: optimize.linprog(C, callback=print), "linprog: argument 'callback'"),
@@ -221,22 +227,38 @@ def test_integer_arrays_are_solved_in_floating_point_as_scipy_solves_them(call):
     expected = call(scipy.optimize)
     with jax.enable_x64(True):
         got = call(optimize)
-    np.testing.assert_allclose(got[0], expected.x, atol=1e-9)
-    assert float(got[1]) == pytest.approx(
-        expected.fun
-        if hasattr(expected, "fun") and not hasattr(expected, "cost")
-        else expected.cost,
-        abs=1e-9,
-    )
+    np.testing.assert_allclose(got.x, expected.x, atol=1e-9)
+    value = "cost" if "cost" in expected else "fun"  # (lsq_linear's fun is its residuals)
+    assert float(got[value]) == pytest.approx(expected[value], abs=1e-9)
+
+
+def test_linprog_takes_scipys_highs_options():
+    options = {"presolve": False, "dual_feasibility_tolerance": 1e-10, "maxiter": 50}
+    options |= {"simplex_dual_edge_weight_strategy": "dantzig", "disp": False}
+    expected = scipy.optimize.linprog(C, A_UB, B_UB, method="highs-ds", options=options)
+    with jax.enable_x64(True):
+        got = optimize.linprog(C, A_UB, B_UB, method="highs-ds", options=options)
+        np.testing.assert_allclose(got.x, expected.x, atol=1e-12)
+        # an iteration limit reached is SciPy's status 1, raised by name (NaN on request)
+        limited = {"maxiter": 1, "presolve": False}
+        assert scipy.optimize.linprog(C, A_UB, B_UB, options=limited).status == 1
+        with pytest.raises(Exception, match="status 1: Iteration limit reached"):
+            optimize.linprog(C, A_UB, B_UB, options=limited)
+        assert not optimize.linprog(C, A_UB, B_UB, options=limited, on_failure="nan").success
+        with pytest.raises(ValueError, match=r"linprog: options \['tol'\] are not taken"):
+            optimize.linprog(C, A_UB, B_UB, options={"tol": 1e-9})
+        with pytest.raises(ValueError, match="Linprog: parameter 'maxiter' must be a positive"):
+            optimize.linprog(C, A_UB, B_UB, options={"maxiter": 0})
 
 
 def test_scalar_c_and_right_hand_sides_and_a_bounds_object_are_scipys():
     with jax.enable_x64(True):
-        x, fun = optimize.linprog(-1, A_ub=[[1]], b_ub=4)
-        x2, _ = optimize.linprog([-1, -2], A_ub=[[1, 1]], b_ub=4, A_eq=[[1, -1]], b_eq=1)
-        x3, _ = optimize.lsq_linear(
+        res = optimize.linprog(-1, A_ub=[[1]], b_ub=4)
+        x, fun = res.x, res.fun
+        x2 = optimize.linprog([-1, -2], A_ub=[[1, 1]], b_ub=4, A_eq=[[1, -1]], b_eq=1).x
+        x3 = optimize.lsq_linear(
             np.eye(2), np.ones(2), bounds=scipy.optimize.Bounds([0, 0], [0.5, 0.7])
-        )
+        ).x
     np.testing.assert_allclose(x, scipy.optimize.linprog(-1, A_ub=[[1]], b_ub=4).x, atol=1e-12)
     assert float(fun) == pytest.approx(-4.0, abs=1e-12)
     want = scipy.optimize.linprog([-1, -2], A_ub=[[1, 1]], b_ub=4, A_eq=[[1, -1]], b_eq=1).x
@@ -252,8 +274,8 @@ def test_isotonic_regression_of_integers_is_scipys_floating_fit():
     declared')."""
     y, weights = np.array([3, 1, 2, 5]), np.array([1, 2, 1, 1])
     with jax.enable_x64(True):
-        got = optimize.isotonic_regression(y)
-        weighted = optimize.isotonic_regression(list(y), weights=list(weights))
+        got = optimize.isotonic_regression(y).x
+        weighted = optimize.isotonic_regression(list(y), weights=list(weights)).x
     np.testing.assert_allclose(got, scipy.optimize.isotonic_regression(y).x, rtol=1e-15)
     want = scipy.optimize.isotonic_regression(y, weights=weights).x
     np.testing.assert_allclose(weighted, want, rtol=1e-15)

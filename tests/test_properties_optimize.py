@@ -13,6 +13,7 @@ from _optimize_problems import (
     Growth,
     Kepler,
     NondegenerateLinprog,
+    NondegenerateLinprogMarginals,
     NondegenerateNnls,
     Nonnegative,
     Rosenbrock,
@@ -89,6 +90,7 @@ CASES = [
         label="jax",
     ),
     Case(NondegenerateLinprog(), sizes={"n": 2, "p": 2, "q": 0}, skipped=HOST_RULES),
+    Case(NondegenerateLinprogMarginals(), sizes={"n": 2, "p": 2, "q": 0}, skipped=HOST_RULES),
     Case(NondegenerateNnls(), sizes={"m": 3, "n": 2}, skipped=HOST_RULES),
     Case(MarginLsqLinear(), sizes={"m": 3, "n": 2}, skipped=HOST_RULES),
     # differentiable in c alone, to every order (the rest held fixed, as integers here)

@@ -11,8 +11,10 @@ import jax
 @jax.tree_util.register_pytree_node_class
 class OptimizeResult(dict):
     """A dict of a solve's results with attribute access, as ``scipy.optimize``'s: ``x``,
-    ``fun``, ``success`` and, where the call has them, ``jac``. Every entry is an array
-    (``success`` a bool one), so the whole result passes through ``jit`` and ``vmap``.
+    ``fun``, ``success`` and the others each call has (``jac``; ``linprog``'s ``slack`` and
+    ``ineqlin.marginals``, nested results themselves; ``lsq_linear``'s ``cost``). Every
+    entry is an array (``success`` a bool one), so the whole result passes through ``jit``
+    and ``vmap``.
     SciPy's ``message``, ``nit`` and ``nfev`` are not kept: a failed solve raises
     ``OptimizeError`` naming SciPy's status and message (or, with ``on_failure="nan"``, gives
     NaN and ``success`` False)."""

@@ -262,6 +262,37 @@ class Optimum:
             parts.append(np.zeros(len(rows)) if bound is None else bound[rows])
         return np.concatenate(parts)
 
+    @property
+    def count(self) -> int:
+        """The number of HiGHS's marginals: ``b_ub``'s, ``b_eq``'s and both bounds'."""
+        p, q, n = self.sizes
+        return p + q + 2 * n
+
+    def _marginal_rows(self) -> np.ndarray:
+        """Where each of ``M``'s rows sits among the marginals (``ineqlin``, ``eqlin``,
+        ``lower``, ``upper``, SciPy's order)."""
+        p, q, n = self.sizes
+        ub, lo, up = self.rows
+        return np.concatenate([p + np.arange(q), ub, p + q + lo, p + q + n + up])
+
+    def picked(self, marginals: np.ndarray) -> np.ndarray:
+        """The entries of an array laid out as the marginals that ``M``'s rows hold."""
+        return marginals[self._marginal_rows()]
+
+    def spread(self, values: np.ndarray) -> np.ndarray:
+        """One value per row of ``M``, laid out as the marginals (0 where none holds)."""
+        out = np.zeros(self.count)
+        out[self._marginal_rows()] = values
+        return out
+
+    def matrix_tangent(self, da_ub, da_eq) -> np.ndarray:
+        """``Ṁ`` from the tangents of ``A_ub`` and ``A_eq`` (the bounds' rows are fixed)."""
+        p, q, n = self.sizes
+        ub, lo, up = self.rows
+        eq = np.zeros((q, n)) if da_eq is None else da_eq
+        tight = np.zeros((len(ub), n)) if da_ub is None else da_ub[ub]
+        return np.concatenate([eq, tight, np.zeros((len(lo) + len(up), n))])
+
     def scatter(self, rhs: np.ndarray, matrix: np.ndarray) -> tuple[np.ndarray, ...]:
         """The cotangents of ``A_ub, b_ub, A_eq, b_eq, lower, upper`` from those of ``r``
         and ``M`` (rows in ``M``'s order: equalities, tight inequalities, bounds)."""

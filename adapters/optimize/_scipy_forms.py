@@ -178,3 +178,31 @@ def options_pairs(owner: str, options: Any) -> tuple:
     if not isinstance(options, dict):
         raise TypeError(f"{owner}: argument 'options' must be a dict, as SciPy's; got {options!r}.")
     return tuple(sorted(options.items()))
+
+
+def highs_options(
+    owner: str, options: dict[str, Any] | None, taken: tuple[str, ...], fixed: dict[str, Any]
+) -> dict[str, Any]:
+    """SciPy's HiGHS ``options`` for ``owner`` (``linprog``, ``milp``): ``disp`` False (HiGHS's
+    log is not shown from a host callback), the ``fixed`` ones at their one value, the
+    ``taken`` ones returned; any other is refused by name (SciPy would pass it on to HiGHS,
+    or warn)."""
+    given = dict(options or {})
+    refuse_unsupported(
+        owner,
+        {
+            f"options[{name!r}]": (given.pop(name, value), value, why)
+            for name, (value, why) in {
+                "disp": (False, "HiGHS's log is not shown (the solve runs in a host callback)"),
+                **fixed,
+            }.items()
+        },
+    )
+    unknown = sorted(set(given) - set(taken))
+    if unknown:
+        held = ", ".join(f"{name!r} ({value!r})" for name, (value, _) in fixed.items())
+        raise ValueError(
+            f"{owner}: options {unknown} are not taken; the HiGHS options taken are 'disp' "
+            f"(False), {held + ', ' if held else ''}{', '.join(map(repr, taken))}."
+        )
+    return given

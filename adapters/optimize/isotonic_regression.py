@@ -13,6 +13,7 @@ import scipy.optimize
 
 import jaxbridge as jb
 
+from .._shared._result import OptimizeResult
 from .._shared._rules import compiled
 from ._scipy_forms import floating
 
@@ -107,8 +108,9 @@ class IsotonicRegression(jb.Adapter):
         return jax.jvp(lambda y, w: self._means(y, w, blocks), tuple(primals), tuple(tangents))[1]
 
 
-def isotonic_regression(y: Any, *, weights: Any = None, increasing: bool = True) -> Any:
-    """``scipy.optimize.isotonic_regression(y, weights=weights, increasing=increasing).x``
-    as ``IsotonicRegression(increasing)(y, weights)``: the fit ``x`` (SciPy returns it in
-    a result object, with its blocks)."""
-    return IsotonicRegression(increasing=increasing)(y, weights)
+def isotonic_regression(y: Any, *, weights: Any = None, increasing: bool = True) -> OptimizeResult:
+    """``scipy.optimize.isotonic_regression(y, weights=weights, increasing=increasing)``:
+    SciPy's result as an ``OptimizeResult`` pytree holding the fit ``x``, from
+    ``IsotonicRegression(increasing)(y, weights)``. SciPy's ``weights`` and ``blocks`` (one
+    entry per block, as many as the data make) have no fixed shape and are not kept."""
+    return OptimizeResult(x=IsotonicRegression(increasing=increasing)(y, weights))

@@ -11,9 +11,16 @@ import jaxbridge as jb
 from jaxbridge.internal import host_routed
 
 from .._shared._failure import MayFail, OnFailure, require_finite
+from .._shared._result import OptimizeResult
 from ._implicit import OptimizeError
 from ._lp_optimum import Optimum
-from ._scipy_forms import bound_arrays, floating, refuse_scipy_bounds, refuse_unsupported
+from ._scipy_forms import (
+    bound_arrays,
+    floating,
+    highs_options,
+    refuse_scipy_bounds,
+    refuse_unsupported,
+)
 
 
 class Linprog(MayFail):
@@ -27,6 +34,18 @@ class Linprog(MayFail):
 
     Parameters:
         method: SciPy's ``"highs"`` (the default), ``"highs-ds"`` or ``"highs-ipm"``.
+        maxiter: HiGHS's iteration limit (``None``: SciPy's default); reached, a failure
+            with SciPy's status.
+        time_limit: HiGHS's limit in seconds per problem (``None``: none); reached, a
+            failure with SciPy's status.
+        presolve: whether HiGHS presolves (SciPy's default, ``True``).
+        dual_feasibility_tolerance: HiGHS's option of that name (``None``: SciPy's
+            default). A looser tolerance leaves ``x`` less exact: where the rules cannot
+            match it to its constraints they refuse the derivative by name.
+        primal_feasibility_tolerance: HiGHS's option of that name, likewise.
+        ipm_optimality_tolerance: HiGHS's option of that name (``"highs-ipm"``), likewise.
+        simplex_dual_edge_weight_strategy: ``"dantzig"``, ``"devex"``,
+            ``"steepest-devex"`` or ``"steepest"`` (``None``: SciPy's default).
         on_failure: see ``MayFail``. Fails (an ``OptimizeError`` with SciPy's status) on an
             infeasible or unbounded problem, and, where a derivative is asked for, on a
             degenerate optimum (below).
@@ -49,6 +68,13 @@ class Linprog(MayFail):
     """
 
     method: str = "highs"
+    maxiter: int | None = None
+    time_limit: float | None = None
+    presolve: bool = True
+    dual_feasibility_tolerance: float | None = None
+    primal_feasibility_tolerance: float | None = None
+    ipm_optimality_tolerance: float | None = None
+    simplex_dual_edge_weight_strategy: str | None = None
 
     signature = "(n),(p,n),(p),(q,n),(q),(n),(n)->(n),()"
     blas_threads = 1  # the rules' dense solves woke OpenBLAS's threads (see Adapter.blas_threads)
@@ -80,6 +106,30 @@ class Linprog(MayFail):
                 "Linprog: parameter 'method' must be one of 'highs', 'highs-ds', "
                 f"'highs-ipm'; got {self.method!r}."
             )
+        for name, kind in _NUMBERS.items():
+            value = getattr(self, name)
+            if value is not None and (
+                not isinstance(value, kind) or isinstance(value, bool) or not value > 0
+            ):
+                raise ValueError(
+                    f"Linprog: parameter {name!r} must be a positive "
+                    f"{'integer' if kind is _WHOLE else 'number'} or None; got {value!r}."
+                )
+        if not isinstance(self.presolve, (bool, np.bool_)):
+            raise ValueError(
+                f"Linprog: parameter 'presolve' must be True or False; got {self.presolve!r}."
+            )
+        strategies = (None, "dantzig", "devex", "steepest-devex", "steepest")
+        if self.simplex_dual_edge_weight_strategy not in strategies:
+            raise ValueError(
+                "Linprog: parameter 'simplex_dual_edge_weight_strategy' must be one of "
+                f"{strategies}; got {self.simplex_dual_edge_weight_strategy!r}."
+            )
+
+    def _options(self) -> dict[str, Any]:
+        """The HiGHS options given, for SciPy's ``options=``."""
+        given = {name: getattr(self, name) for name in (*_NUMBERS, _STRATEGY)}
+        return {"presolve": self.presolve} | {k: v for k, v in given.items() if v is not None}
 
     def output_specs(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper):
         dtype = jb.result_dtype(c, a_ub, b_ub, a_eq, b_eq, lower, upper)
@@ -114,19 +164,27 @@ class Linprog(MayFail):
                 b_eq if len(b_eq) else None,
                 np.stack([lower, upper], -1),
                 method=self.method,
+                options=self._options(),
             )
             if result.status != 0:
                 raise OptimizeError.because(
                     f"linprog found no optimum (status {result.status}: {result.message})"
                 )
             x, fun = result.x, result.fun
-            held = np.concatenate(
-                [result.ineqlin.marginals, result.lower.marginals, result.upper.marginals]
+            marginals = np.concatenate(
+                [
+                    result.ineqlin.marginals,
+                    result.eqlin.marginals,
+                    result.lower.marginals,
+                    result.upper.marginals,
+                ]
             )
         except OptimizeError as error:
             x, fun = self.nan_on_failure(error, c.shape, ())
-            held = np.full(len(b_ub) + 2 * len(c), np.nan)
-        return np.asarray(x, dtype), np.asarray(fun, dtype), np.asarray(held, dtype)
+            marginals = np.full(len(b_ub) + len(b_eq) + 2 * len(c), np.nan)
+        held = np.delete(marginals, np.s_[len(b_ub) : len(b_ub) + len(b_eq)])  # (no eqlin)
+        outputs = (x, fun, marginals) if isinstance(self, LinprogMarginals) else (x, fun)
+        return (*(np.asarray(v, dtype) for v in outputs), np.asarray(held, dtype))
 
     @host_routed
     def pullback(self, res, g, *, wanted=None):
@@ -134,8 +192,8 @@ class Linprog(MayFail):
         # may not be unique (more constraints tight than unknowns), are not needed for it.
         # x's own part still goes to the host, which refuses it where x has no derivative.
         if wanted is not None and wanted <= {"c"}:
-            gx, gf = g
-            got = super().pullback(res, (gx, jnp.zeros_like(gf)))
+            gx, gf, *marginals = g  # (LinprogMarginals': their cotangent)
+            got = super().pullback(res, (gx, jnp.zeros_like(gf), *marginals))
             return (got[0] + gf[..., None] * res[7], *got[1:])
         return super().pullback(res, g)
 
@@ -173,6 +231,75 @@ class Linprog(MayFail):
         return dx.astype(dtype), np.asarray(df, dtype)
 
 
+_WHOLE = (int, np.integer)
+_REAL = (int, float, np.integer, np.floating)
+_NUMBERS = {
+    "maxiter": _WHOLE,
+    "time_limit": _REAL,
+    "dual_feasibility_tolerance": _REAL,
+    "primal_feasibility_tolerance": _REAL,
+    "ipm_optimality_tolerance": _REAL,
+}
+_STRATEGY = "simplex_dual_edge_weight_strategy"
+OPTIONS = (*_NUMBERS, "presolve", _STRATEGY)  # SciPy's HiGHS options that Linprog takes
+
+
+class LinprogMarginals(Linprog):
+    """``Linprog`` that also returns HiGHS's marginals, SciPy's ``res.ineqlin.marginals``,
+    ``eqlin``'s, ``lower``'s and ``upper``'s in that order, as one array (p + q + 2n,):
+    ``x, fun, marginals = LinprogMarginals()(c, A_ub, b_ub, ...)``. They are the value's
+    derivatives in ``b_ub``, ``b_eq`` and the bounds, ``y`` in ``c = Mᵀ y`` over the
+    constraints that hold (0 for the others). Their own derivatives are taken at a
+    non-degenerate vertex, as ``x``'s (``y = M⁻ᵀ c``: in ``c`` and the matrices; none in
+    the right-hand sides), and refused by name elsewhere. ``optimize.linprog``'s result
+    reads them."""
+
+    signature = "(n),(p,n),(p),(q,n),(q),(n),(n)->(n),(),(m)"
+
+    def output_specs(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper):
+        x, fun = super().output_specs(c, a_ub, b_ub, a_eq, b_eq, lower, upper)
+        count = b_ub.shape[-1] + b_eq.shape[-1] + 2 * c.shape[-1]
+        return x, fun, jax.ShapeDtypeStruct((count,), x.dtype)
+
+    def backward(self, res, g):
+        c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, fun, _, held = res
+        args = (c, a_ub, b_ub, a_eq, b_eq, lower, upper)
+        gx, gf, gm = g
+        cotangents = super().backward((*args, x, fun, held), (gx, gf))
+        if gm is None or not np.any(gm):
+            return cotangents
+        optimum = Optimum(c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, held)
+        try:
+            _, y = optimum.vertex(_MARGINALS)
+        except OptimizeError as error:
+            nans = self.nan_on_failure(error, *(np.shape(v) for v in args))
+            return tuple(np.asarray(t, jb.result_dtype(v)) for t, v in zip(nans, args))
+        # y = M⁻ᵀ c: its pullback of ȳ is w = M⁻¹ ȳ into c, and -y wᵀ into M's rows
+        w = optimum.solve(optimum.picked(np.asarray(gm, np.float64)))
+        more = (w, *optimum.scatter(np.zeros(len(y)), -np.outer(y, w)))
+        return tuple(
+            np.asarray(t + e, jb.result_dtype(v)) for t, e, v in zip(cotangents, more, args)
+        )
+
+    def jvp(self, res, tangents):
+        c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, fun, _, held = res
+        args = (c, a_ub, b_ub, a_eq, b_eq, lower, upper)
+        dtype = jb.result_dtype(*args)
+        dx, df = super().jvp((*args, x, fun, held), tangents)
+        optimum = Optimum(c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, held)
+        try:
+            _, y = optimum.vertex(_FORWARD)
+        except OptimizeError as error:
+            return self.nan_on_failure(error, dx.shape, (), (optimum.count,), dtype=dtype)
+        dc, da_ub, _, da_eq, *_ = tangents
+        # ẏ = M⁻ᵀ (ċ - Ṁᵀ y)
+        moved = optimum.matrix_tangent(da_ub, da_eq).T @ y
+        dy = optimum.solve((0.0 if dc is None else dc) - moved, transpose=True)
+        return dx, df, optimum.spread(dy).astype(dtype)
+
+
+_MARGINALS = " (the marginals' own derivatives are taken at a non-degenerate vertex, as x's)"
+
 _FORWARD = (
     " (forward mode computes x's tangent with fun's; fun's derivatives in b_ub, b_eq and "
     "the bounds, where the multipliers are unique, come from reverse mode: jax.grad, "
@@ -194,23 +321,26 @@ def linprog(
     integrality: Any = None,
     *,
     on_failure: OnFailure = "raise",
-) -> Any:
-    """``scipy.optimize.linprog(c, A_ub, b_ub, A_eq, b_eq, bounds, method=method)`` as
-    ``Linprog(method, on_failure=on_failure)(c, A_ub, b_ub, A_eq, b_eq, lower, upper)``:
-    ``(x, fun)``, SciPy's ``res.x`` and ``res.fun``. ``bounds`` in every form SciPy takes:
+) -> OptimizeResult:
+    """``scipy.optimize.linprog(c, A_ub, b_ub, A_eq, b_eq, bounds, method=method)``: SciPy's
+    result as an ``OptimizeResult`` pytree, ``x`` and ``fun`` from ``Linprog(method,
+    on_failure=on_failure)``, ``slack`` (``b_ub - A_ub x``) and ``con`` (``b_eq - A_eq
+    x``), ``success``, and ``ineqlin``, ``eqlin``, ``lower`` and ``upper``, each with
+    SciPy's ``residual`` and HiGHS's ``marginals`` (the value's derivatives in ``b_ub``,
+    ``b_eq`` and the bounds; their own derivatives, in ``c`` and the matrices, are taken at
+    a non-degenerate vertex, as ``x``'s, and refused by name elsewhere). Every array is
+    differentiable as ``Linprog``'s (SciPy's ``status``, ``message`` and ``nit`` are not
+    kept: a failure raises, naming SciPy's status). ``bounds`` in every form SciPy takes:
     one ``(min, max)`` pair for every variable, a list of pairs, ``None`` for no bound
     (default ``(0, None)``); or an (n, 2) array, differentiable like ``lower`` and
-    ``upper``. SciPy's ``callback``, ``options`` (HiGHS runs with SciPy's defaults), ``x0``
-    and ``integrality`` (``milp`` takes integers) are refused, naming the argument."""
+    ``upper``. ``options``: SciPy's HiGHS options that ``Linprog`` takes as parameters
+    (``maxiter``, ``time_limit``, ``presolve``, the tolerances, the dual edge weights) and
+    ``disp=False``. SciPy's ``callback``, ``x0``, ``integrality`` (``milp`` takes integers),
+    ``disp=True`` and other options are refused, naming the argument."""
     refuse_unsupported(
         "linprog",
         {
             "callback": (callback, None, "HiGHS reports no iterations to Python here"),
-            "options": (
-                options or None,
-                None,
-                "Linprog runs HiGHS with SciPy's default options (no iteration or time limit)",
-            ),
             "x0": (x0, None, "HiGHS takes no starting point (SciPy ignores x0 for it too)"),
             "integrality": (
                 None if integrality is None or not np.any(integrality) else integrality,
@@ -219,8 +349,31 @@ def linprog(
             ),
         },
     )
+    options = highs_options("linprog", options, OPTIONS, {})
     (c,) = floating(c)
     c = jnp.atleast_1d(c)  # (SciPy's scalars: one unknown; one constraint, below)
     b_ub, b_eq = (None if v is None else jnp.atleast_1d(jnp.asarray(v)) for v in (b_ub, b_eq))
     lower, upper = bound_arrays("linprog", bounds, c.shape[-1], c.dtype)
-    return Linprog(method, on_failure=on_failure)(c, A_ub, b_ub, A_eq, b_eq, lower, upper)
+    solver = LinprogMarginals(method, **options, on_failure=on_failure)
+    x, fun, marginals = solver(c, A_ub, b_ub, A_eq, b_eq, lower, upper)
+    n = x.shape[-1]
+    p, q = (0 if b is None else b.shape[-1] for b in (b_ub, b_eq))
+
+    def residual(a, b):  # b - a x, as SciPy's slack and con
+        if b is None:
+            return jnp.zeros((*x.shape[:-1], 0), x.dtype)
+        return b - jnp.einsum("...ij,...j->...i", jnp.asarray(a), x)
+
+    slack, con = residual(A_ub, b_ub), residual(A_eq, b_eq)
+    parts = jnp.split(marginals, [p, p + q, p + q + n], axis=-1)
+    return OptimizeResult(
+        x=x,
+        fun=fun,
+        slack=slack,
+        con=con,
+        success=jnp.isfinite(fun),
+        ineqlin=OptimizeResult(residual=slack, marginals=parts[0]),
+        eqlin=OptimizeResult(residual=con, marginals=parts[1]),
+        lower=OptimizeResult(residual=x - lower, marginals=parts[2]),
+        upper=OptimizeResult(residual=upper - x, marginals=parts[3]),
+    )

@@ -12,6 +12,7 @@ import scipy.optimize
 import jaxbridge as jb
 
 from .._shared._failure import MayFail, OnFailure, require_finite
+from .._shared._result import OptimizeResult
 from ._implicit import OptimizeError
 from ._scipy_forms import floating, refuse_scipy_bounds, refuse_unsupported
 
@@ -247,10 +248,13 @@ def lsq_linear(
     *,
     lsmr_maxiter: int | None = None,
     on_failure: OnFailure = "raise",
-) -> Any:
-    """``scipy.optimize.lsq_linear(A, b, bounds, method, tol, max_iter=max_iter)`` as
-    ``LsqLinear(method, tol, max_iter, on_failure=on_failure)(A, b, lb, ub)``: ``(x,
-    cost)``, SciPy's ``res.x`` and ``res.cost``. ``bounds`` is SciPy's ``(lb, ub)``, each a
+) -> OptimizeResult:
+    """``scipy.optimize.lsq_linear(A, b, bounds, method, tol, max_iter=max_iter)``: SciPy's
+    result as an ``OptimizeResult`` pytree, ``x`` and ``cost`` from ``LsqLinear(method,
+    tol, max_iter, on_failure=on_failure)(A, b, lb, ub)``, ``fun`` (the residuals ``A x -
+    b``) and ``success``, all differentiable as ``LsqLinear``'s (SciPy's ``optimality``,
+    ``active_mask``, ``status``, ``message`` and ``nit`` are not kept: a failure raises,
+    naming SciPy's status). ``bounds`` is SciPy's ``(lb, ub)`` or a ``Bounds``, each bound a
     number or an (n,) array. ``A`` is dense: ``lsq_solver`` is SciPy's ``"exact"`` (its
     default for a dense ``A``), and the ``lsmr`` options and ``verbose`` are refused, naming
     the argument."""
@@ -278,4 +282,6 @@ def lsq_linear(
     n = A.shape[-1]
     lb, ub = (jnp.broadcast_to(jnp.asarray(v, A.dtype), (n,)) for v in bounds)
     solver = LsqLinear(method=method, tol=tol, max_iter=max_iter, on_failure=on_failure)
-    return solver(A, b, lb, ub)
+    x, cost = solver(A, b, lb, ub)
+    residuals = jnp.einsum("...ij,...j->...i", A, x) - b
+    return OptimizeResult(x=x, cost=cost, fun=residuals, success=jnp.isfinite(cost))

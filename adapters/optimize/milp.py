@@ -13,8 +13,14 @@ import jaxbridge as jb
 
 from .._shared._failure import MayFail, OnFailure, require_finite
 from .._shared._fixed import HoldsFixed
+from .._shared._result import OptimizeResult
 from ._implicit import OptimizeError
-from ._scipy_forms import box_arrays, constraint_arrays, floating, refuse_unsupported
+from ._scipy_forms import (
+    box_arrays,
+    constraint_arrays,
+    floating,
+    highs_options,
+)
 
 _JUMPS = (
     "an integer solution moves by whole steps, so the optimum jumps where it changes, and "
@@ -227,11 +233,12 @@ def milp(
     options: dict[str, Any] | None = None,
     on_failure: OnFailure = "raise",
     **kwargs: Any,
-) -> Any:
+) -> OptimizeResult:
     """``scipy.optimize.milp(c, integrality=..., bounds=..., constraints=...,
-    options=...)`` as ``Milp(**options)(c, integrality, A, b_l, b_u, lower, upper)``:
-    ``(x, fun)``, SciPy's ``res.x`` and ``res.fun``, ``fun`` differentiable in ``c`` (see
-    ``Milp``).
+    options=...)``: SciPy's result as an ``OptimizeResult`` pytree, ``x`` and ``fun`` from
+    ``Milp(**options)(c, integrality, A, b_l, b_u, lower, upper)``, ``fun`` differentiable
+    in ``c`` (see ``Milp``), and ``success`` (SciPy's ``status``, ``message`` and the
+    ``mip_*`` counts are not kept: a failure raises, naming SciPy's status).
 
     Arguments in SciPy's forms: ``integrality`` SciPy's codes, one per variable or one for
     all (default: all continuous); ``bounds`` a ``scipy.optimize.Bounds`` or a pair ``(lb,
@@ -247,33 +254,14 @@ def milp(
             else "it is not one of SciPy's milp arguments"
         )
         raise TypeError(f"milp: argument {name!r} is not taken here: {where}.")
-    options = dict(options or {})
-    refuse_unsupported(
-        "milp",
-        {
-            "options['disp']": (
-                options.pop("disp", False),
-                False,
-                "HiGHS's log is not shown (the solve runs in a host callback)",
-            ),
-            "options['presolve']": (
-                options.pop("presolve", True),
-                True,
-                "Milp runs HiGHS with its presolve",
-            ),
-        },
+    options = highs_options(
+        "milp", options, _OPTIONS, {"presolve": (True, "Milp runs HiGHS with its presolve")}
     )
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise ValueError(
-            f"milp: options {unknown} are not taken; SciPy's options are 'disp', 'presolve', "
-            f"{', '.join(map(repr, _OPTIONS))} (others, passed to HiGHS verbatim by SciPy, "
-            "are not)."
-        )
     (c,) = floating(c)
     n, dtype = c.shape[-1], c.dtype
     codes = jnp.broadcast_to(jnp.asarray(0 if integrality is None else integrality), (n,))
     lower, upper = box_arrays("milp", bounds, n, dtype)
     a, b_l, b_u = constraint_arrays("milp", constraints, n, dtype)
     solver = Milp(on_failure=on_failure, **options)
-    return solver(c, codes.astype(np.int32), a, b_l, b_u, lower, upper)
+    x, fun = solver(c, codes.astype(np.int32), a, b_l, b_u, lower, upper)
+    return OptimizeResult(x=x, fun=fun, success=jnp.isfinite(fun))
