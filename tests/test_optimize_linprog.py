@@ -240,12 +240,88 @@ def test_on_an_optimal_edge_x_has_no_derivative_and_the_error_names_the_constrai
         assert np.isnan(nan).all()
 
 
-def test_on_an_optimal_edge_the_value_in_c_is_differentiated_along_highs_choice():
-    """fun has a kink in c on an edge (its optimal points tie): the gradient is HiGHS's x,
-    the derivative along HiGHS's choice, as documented."""
+def test_on_an_optimal_edge_the_value_in_c_and_the_matrices_is_refused():
+    """fun has a kink in c and A_ub on an edge (its optimal points tie): the gradient along
+    HiGHS's choice of x was returned; it is refused by name now (as Milp refuses a tie),
+    under jit too, and NaN on request, while its gradient in b_ub (the multipliers, unique
+    there) stands. SciPy's one-sided differences in c differ: there is no derivative."""
+    step = 1e-6 * np.array([0.0, 1.0, 0.0])  # (c moved along the edge's direction)
+    base = scipy.optimize.linprog(EDGE_C, EDGE_A, EDGE_B).fun
+    above = (scipy.optimize.linprog(EDGE_C + step, EDGE_A, EDGE_B).fun - base) / 1e-6
+    below = (base - scipy.optimize.linprog(EDGE_C - step, EDGE_A, EDGE_B).fun) / 1e-6
+    assert abs(above - below) > 1  # (x[1] is 5.4 at one end of the edge, 4.2 at the other)
+
+    def fun(c, a, b, on_failure="raise"):
+        return Linprog(on_failure=on_failure)(c, a, b)[1]
+
+    args = tuple(map(jnp.asarray, (EDGE_C, EDGE_A, EDGE_B)))
+    refused = r"Linprog.*optimum is not unique: .* A_ub row 2\), so fun has a kink in c"
     with jax.enable_x64(True):
-        grad = jax.grad(lambda c: Linprog()(c, EDGE_A, EDGE_B)[1])(jnp.asarray(EDGE_C))
-    np.testing.assert_array_equal(grad, scipy.optimize.linprog(EDGE_C, EDGE_A, EDGE_B).x)
+        for argnums in (0, 1, (0, 2)):
+            with pytest.raises(OptimizeError, match=refused):
+                jax.grad(fun, argnums)(*args)
+        with pytest.raises(OptimizeError, match=refused), host_errors():
+            jax.block_until_ready(jax.jit(jax.grad(fun))(*args))
+        in_c, in_b = jax.grad(lambda *v: fun(*v, "nan"), (0, 2))(*args)
+        in_b_alone = jax.grad(fun, 2)(*args)
+    assert np.isnan(in_c).all()
+    np.testing.assert_allclose(in_b, [0.0, -1.0, 0.0, -3.0], atol=1e-12)  # (HiGHS's marginals)
+    np.testing.assert_array_equal(in_b_alone, in_b)
+
+
+def test_a_tie_at_a_bound_with_a_zero_multiplier_is_refused():
+    """min -x1 with x1 <= 1 and 0 <= x <= 1: every x0 in [0, 1] is optimal. HiGHS's x is a
+    vertex with n constraints holding, one of them (a bound) with a zero multiplier: its
+    gradient in c, (0, 1), was returned as the derivative."""
+    c, a, b, lower, upper = (
+        np.array([0.0, -1.0]),
+        np.array([[0.0, 1.0]]),
+        np.ones(1),
+        np.zeros(2),
+        np.ones(2),
+    )
+    with jax.enable_x64(True), pytest.raises(OptimizeError, match="optimum is not unique"):
+        jax.grad(lambda c: Linprog()(c, a, b, None, None, lower, upper)[1])(jnp.asarray(c))
+
+
+def test_at_a_degenerate_but_unique_vertex_the_value_in_c_is_x():
+    """Three constraints through (1, 1) in the plane: the multipliers are not unique (fun
+    has a kink in b_ub) but x is the only optimum, so fun's gradient in c is x: SciPy's
+    central differences agree, and so does a Jacobian of a batch."""
+    c, a, b = (
+        np.array([-1.0, -2.0]),
+        np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
+        np.array([1.0, 1.0, 2.0]),
+    )
+    expected = central(lambda c: scipy.optimize.linprog(c, a, b).fun, (c,), 0)
+    with jax.enable_x64(True):
+        grad = jax.jit(jax.grad(lambda c: Linprog()(c, a, b)[1]))(jnp.asarray(c))
+        batch = jax.vmap(jax.grad(lambda c: Linprog()(c, a, b)[1]))(jnp.stack([c, 2 * c]))
+    np.testing.assert_allclose(expected, [1.0, 1.0], rtol=1e-9)
+    np.testing.assert_allclose(grad, expected, rtol=1e-9)
+    np.testing.assert_allclose(batch, [expected, expected], rtol=1e-9)
+
+
+@pytest.mark.parametrize("solver", ["linprog", "milp"])
+def test_linprog_and_milp_refuse_the_same_tie(solver):
+    """One policy: the continuous tie of test_optimize_milp (min x0 + x1 with x0 + x1 >= 1,
+    0 <= x <= 1: an optimal edge) is refused by both, NaN on request in both."""
+    a, lower, upper = np.array([[1.0, 1.0]]), np.zeros(2), np.ones(2)
+
+    def fun(c, on_failure="raise"):
+        if solver == "linprog":
+            return optimize.linprog(c, -a, -np.ones(1), bounds=(0, 1), on_failure=on_failure).fun
+        constraints = scipy.optimize.LinearConstraint(a, 1.0, np.inf)
+        bounds = scipy.optimize.Bounds(lower, upper)
+        return optimize.milp(c, constraints=constraints, bounds=bounds, on_failure=on_failure).fun
+
+    tie = jnp.array([1.0, 1.0])
+    with jax.enable_x64(True):
+        with pytest.raises(OptimizeError, match="optimum is not unique"):
+            jax.grad(fun)(tie)
+        assert np.isnan(jax.grad(lambda c: fun(c, "nan"))(tie)).all()
+        off = jax.grad(fun)(jnp.array([1.0, 1.25]))  # (off the tie: x0 = 1 alone)
+    np.testing.assert_allclose(off, [1.0, 0.0], atol=1e-12)
 
 
 def test_where_the_duals_are_not_unique_the_value_is_refused_naming_the_constraints():

@@ -25,11 +25,12 @@ _DEPENDENT = 1e-9  # a singular value this small, relative to the largest (rows 
 class Optimum:
     """The constraints that hold at ``x`` as rows ``M x = r``: equalities, tight rows of
     ``A_ub``, tight lower and upper bounds, in that order; ``side`` is each row's sign of
-    multiplier in ``c = Mᵀ y`` (0 an equality, -1 an upper limit, +1 a lower bound)."""
+    multiplier in ``c = Mᵀ y`` (0 an equality, -1 an upper limit, +1 a lower bound).
+    ``held`` is HiGHS's marginals of ``A_ub``'s rows and of the bounds (p + 2n)."""
 
-    def __init__(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, held=None):
+    def __init__(self, c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, held):
         n = len(c)
-        self.c, self.x = c, x
+        self.c, self.x, self.held = c, x, held
         # each constraint on its own scale: a row's from its own terms, a bound's from its
         # entry (one scale from the largest |x| read a narrow box as "at lower" beside a
         # large entry, and refused a good vertex as having too many constraints)
@@ -43,14 +44,13 @@ class Optimum:
         to_lower, to_upper = np.abs(x - lower), np.abs(upper - x)
         tight_lo = np.isfinite(lower) & (to_lower <= _TIGHT * entry)
         tight_up = np.isfinite(upper) & (to_upper <= _TIGHT * entry)
-        if held is not None:
-            # a constraint with a nonzero marginal in HiGHS's basis holds (complementary
-            # slackness), whatever its slack: on an LP scaled by 1e±6 HiGHS left a row of
-            # its basis at a slack 200 times the tolerance, and the row was dropped
-            p = len(b_ub)
-            tight_ub |= held[:p] != 0
-            tight_lo |= np.isfinite(lower) & (held[p : p + n] != 0)
-            tight_up |= np.isfinite(upper) & (held[p + n :] != 0)
+        # a constraint with a nonzero marginal in HiGHS's basis holds (complementary
+        # slackness), whatever its slack: on an LP scaled by 1e±6 HiGHS left a row of its
+        # basis at a slack 200 times the tolerance, and the row was dropped
+        p = len(b_ub)
+        tight_ub |= held[:p] != 0
+        tight_lo |= np.isfinite(lower) & (held[p : p + n] != 0)
+        tight_up |= np.isfinite(upper) & (held[p + n :] != 0)
         both = tight_lo & tight_up  # (a box narrower than the tolerance: the nearer bound)
         tight_lo &= ~both | (to_lower <= to_upper)
         tight_up &= ~tight_lo
@@ -89,9 +89,53 @@ class Optimum:
 
     def point(self) -> np.ndarray:
         """``x`` at which the value's derivatives in ``c`` and the matrices are taken: the
-        vertex, recomputed, where it is non-degenerate; elsewhere HiGHS's ``x`` (on an
-        optimal edge, the derivative along HiGHS's choice)."""
+        vertex, recomputed, where it is non-degenerate; elsewhere HiGHS's ``x``, which
+        ``only_point`` checks is the only optimum."""
         return self.x if isinstance(self._vertex, str) else self._vertex[0]
+
+    def only_point(self) -> np.ndarray:
+        """``x``, checked to be the only optimal point: the value's derivatives in ``c`` and
+        the matrices are taken there. Where other points are as good (an optimal edge or
+        face) the value has a kink in them: an ``OptimizeError`` naming the constraints.
+
+        The optimal points are the feasible ones at which every constraint with a nonzero
+        multiplier holds (complementary slackness, with HiGHS's multipliers or any other
+        optimal ones): near ``x`` they are ``x + d`` for ``d`` in the null space of those
+        rows that keeps the ones holding with a zero multiplier (a bound at its value, say)
+        on their feasible side; ``x`` is the only one where no such ``d ≠ 0`` exists."""
+        if not isinstance(self._vertex, str):
+            return self._vertex[0]
+        if not np.isfinite(self.x).all():  # (the solve failed: NaN under on_failure)
+            return self.x
+        p, q, n = self.sizes
+        ub, lo, up = self.rows
+        held = np.concatenate(
+            [np.zeros(q), self.held[ub], self.held[p + lo], self.held[p + n + up]]
+        )
+        # a multiplier is zero where its terms in c = Mᵀ y are rounding beside each entry's
+        # own terms (not the largest multiplier's: c = [-1e6, -1e-4] at two bounds)
+        terms = np.abs(held[:, None] * self.matrix)
+        own = np.abs(self.c) + terms.sum(0)
+        zero = (self.side != 0) & (terms <= _ZERO * own).all(1)
+        rows, columns = self._scales  # (d = columns * e for e in the scaled null space)
+        scaled = rows[:, None] * self.matrix * columns
+        norms = np.linalg.norm(scaled, axis=1)
+        scaled /= np.where(norms == 0, 1, norms)[:, None]
+        kept = scaled[~zero]
+        if len(kept):
+            _, values, vt = np.linalg.svd(kept)
+            rank = int((values > _DEPENDENT * values.max(initial=0)).sum())
+            null = vt[rank:].T
+        else:
+            null = np.eye(n)
+        if null.shape[1] == 0 or _pointed(scaled[zero] @ null, self.side[zero]):
+            return self.x
+        raise OptimizeError.because(
+            "linprog's optimum is not unique: from x, points as good lie along an edge or "
+            f"face (the constraints that hold there: {_listed(self.labels)}; with a zero "
+            f"multiplier: {_listed(self.labels, zero)}), so fun has a kink in c, A_ub and "
+            "A_eq there and no derivative in them"
+        )
 
     def _solved_vertex(self) -> tuple[np.ndarray, np.ndarray]:
         count, n = len(self.matrix), len(self.c)

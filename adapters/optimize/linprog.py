@@ -61,8 +61,11 @@ class Linprog(MayFail):
     edge included (checked on the constraints that hold: independent rows, or no direction
     in which the multipliers can move keeping their signs); where they are not, ``fun`` has
     a kink there, refused as above. ``fun``'s derivative in ``c`` is ``x`` and in the
-    matrices ``-y xᵀ``: on an optimal edge or face the optimal points tie, the value has a
-    kink in ``c``, and these are the derivatives along HiGHS's choice of ``x``. Forward mode
+    matrices ``-y xᵀ``, where ``x`` is the only optimal point (a degenerate vertex
+    included), which the rules check on the host (``LinprogOptimumCheck``, no solve); on an
+    optimal edge or face other points tie with it, the value has a kink in ``c`` and the
+    matrices, and these derivatives are refused by name (NaN on request), as ``Milp``
+    refuses a tie, while those in ``b_ub``, ``b_eq`` and the bounds stand. Forward mode
     (``jvp``, ``jacfwd``) computes ``x``'s tangent with ``fun``'s, so it needs the
     non-degenerate vertex; ``fun``'s derivatives alone come from reverse mode (``grad``).
     """
@@ -188,14 +191,34 @@ class Linprog(MayFail):
 
     @host_routed
     def pullback(self, res, g, *, wanted=None):
-        # fun's derivative in c alone is x wherever x is optimal: the multipliers, which
-        # may not be unique (more constraints tight than unknowns), are not needed for it.
-        # x's own part still goes to the host, which refuses it where x has no derivative.
+        gx, gf, *marginals = g  # (LinprogMarginals': their cotangent)
+        if wanted is not None and not wanted & {"c", "A_ub", "A_eq"}:
+            return super().pullback(res, g)
+        # fun's derivatives in c and the matrices are taken at x: refused where other
+        # points are as good (an optimal edge or face), as Milp refuses a tie
+        at = self._only_point(res)
         if wanted is not None and wanted <= {"c"}:
-            gx, gf, *marginals = g  # (LinprogMarginals': their cotangent)
+            # fun's derivative in c alone is x: the multipliers, which may not be unique
+            # (more constraints tight than unknowns), are not needed for it. x's own part
+            # still goes to the host, which refuses it where x has no derivative.
             got = super().pullback(res, (gx, jnp.zeros_like(gf), *marginals))
-            return (got[0] + gf[..., None] * res[7], *got[1:])
-        return super().pullback(res, g)
+            return (got[0] + gf[..., None] * at, *got[1:])
+        got = super().pullback(res, g)
+        zero = jnp.sum(at * 0, -1)  # (NaN where the check refused, under on_failure="nan")
+        tied = {0: zero[..., None], 1: zero[..., None, None], 3: zero[..., None, None]}
+        return tuple(v + tied[i] if i in tied and v is not None else v for i, v in enumerate(got))
+
+    def _only_point(self, res):
+        """``x``, checked on the host to be the only optimal point (``LinprogOptimumCheck``),
+        or the refusal. Constant: its own derivative is 0."""
+        check = LinprogOptimumCheck(on_failure=self.on_failure)
+        c, a_ub, b_ub, a_eq, b_eq, lower, upper, x = res[:8]
+        return check(
+            *(
+                jax.lax.stop_gradient(r)
+                for r in (c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, res[-1])
+            )
+        )
 
     def backward(self, res, g):
         c, a_ub, b_ub, a_eq, b_eq, lower, upper, x, _, held = res
@@ -229,6 +252,24 @@ class Linprog(MayFail):
         dx = optimum.solve(optimum.gather(rest))  # M ẋ = ṙ - Ṁ x
         df = c @ dx + (0.0 if dc is None else dc @ at)
         return dx.astype(dtype), np.asarray(df, dtype)
+
+
+class LinprogOptimumCheck(MayFail):
+    """``Linprog``'s rules' check that its ``x`` is the only optimal point: ``x`` (the
+    vertex recomputed, where it is one) where it is, else an ``OptimizeError`` naming the
+    constraints that hold (``fun`` has a kink in ``c``, ``A_ub`` and ``A_eq`` there). On
+    the host, from HiGHS's marginals ``held`` (``A_ub``'s rows and the bounds'), without
+    another solve: the optimal points near ``x`` keep every constraint with a nonzero
+    multiplier holding (see ``Optimum.only_point``)."""
+
+    signature = "(n),(p,n),(p),(q,n),(q),(n),(n),(n),(k)->(n)"
+
+    def forward(self, c, A_ub, b_ub, A_eq, b_eq, lower, upper, x, held):  # noqa: N803
+        optimum = Optimum(c, A_ub, b_ub, A_eq, b_eq, lower, upper, x, held)
+        try:
+            return np.asarray(optimum.only_point(), x.dtype)
+        except OptimizeError as error:
+            return self.nan_on_failure(error, x.shape)
 
 
 _WHOLE = (int, np.integer)

@@ -54,10 +54,9 @@ class Milp(MayFail, HoldsFixed):
     held fixed: its gradient is ``x``, where ``x`` is the only optimal solution, which the
     rules check on the host (``MilpOptimumCheck``: two more solves); where another
     ties with it the value has a kink, and the derivative is refused (an
-    ``OptimizeError``, NaN under ``on_failure="nan"``). (``Linprog`` differs on an optimal
-    edge: there its value's derivative in ``c`` is the one along HiGHS's choice.)
-    ``x``'s derivative in ``c`` is 0 (the solution is locally constant). Differentiating in
-    ``A``, ``b_l``, ``b_u``, ``lower`` or ``upper`` is a ``TypeError`` naming the argument
+    ``OptimizeError``, NaN under ``on_failure="nan"``), as ``Linprog`` refuses it on an
+    optimal edge. ``x``'s derivative in ``c`` is 0 (the solution is locally constant).
+    Differentiating in ``A``, ``b_l``, ``b_u``, ``lower`` or ``upper`` is a ``TypeError`` naming the argument
     when the program is traced: an integer entry moves by whole steps, so the value jumps
     where a tight constraint pushes it off, and the continuous entries' vertex is not
     differentiated here (``Linprog`` does that for a problem without integers).
