@@ -9,7 +9,7 @@ import scipy.optimize
 
 from jaxbridge import host_errors
 from jaxbridge.adapters import optimize
-from jaxbridge.adapters.optimize import Linprog, OptimizeError
+from jaxbridge.adapters.optimize import Linprog, Milp, OptimizeError
 from jaxbridge.testing import check_adapter
 
 # min c·x with x0 + x1 + x2 = 5, x0 + 2 x1 <= 6, 2 x0 + x1 <= 7, 0 <= x <= 4: the vertex
@@ -425,48 +425,66 @@ def _scaled_lp(seed=290):
     return (c * s, r[:, None] * a * s, r * b, re[:, None] * a_eq * s, re * b_eq), duals
 
 
+def _misses(x, a_ub, b_ub, a_eq, b_eq):
+    """How far ``x`` misses the rows and ``0 <= x``, each relative to its own terms."""
+    rows = [np.maximum(a_ub @ x - b_ub, 0), np.abs(a_eq @ x - b_eq)]
+    terms = [np.abs(a) @ np.abs(x) + np.abs(b) for a, b in ((a_ub, b_ub), (a_eq, b_eq))]
+    below = np.maximum(-x, 0) / (np.abs(x) + 1e-6 * np.abs(x).max())
+    return max(*(m / t for m, t in zip(rows, terms)), below, key=np.max).max()
+
+
 @pytest.mark.parametrize("seed", [8, 18, 35, 58, 164, 179, 261, 277, 288, 290, 292, 0, 1])
 def test_a_badly_scaled_lp_gives_the_lps_multipliers_or_refuses(seed):
     """#64 row 3: on 298 such LPs (seeds 0-299 solved), against the multipliers of each LP
     unscaled, the gradient of fun in b_ub and b_eq was silently wrong on 23 (these seeds
     among them: a row HiGHS's basis holds left out for its slack, a vertex solved from a
     matrix of condition 1e24, multipliers judged on one global scale) and is now right or
-    refused by name, right wherever HiGHS's own marginals are (255 of 255)."""
+    refused by name. On 43 of the 298 HiGHS reports success with an x that misses a
+    constraint by 3e-3 to 60% of its terms (its value 0.8% to 79% off: all these seeds but
+    164, 0 and 1): the solve itself is refused there, naming the constraint."""
     (c, a_ub, b_ub, a_eq, b_eq), (want_ub, want_eq) = _scaled_lp(seed)
+    misses = _misses(scipy.optimize.linprog(c, a_ub, b_ub, a_eq, b_eq).x, a_ub, b_ub, a_eq, b_eq)
     with jax.enable_x64(True):
         fun = lambda b_ub, b_eq: Linprog()(c, a_ub, b_ub, a_eq, b_eq)[1]  # noqa: E731
         try:
             got_ub, got_eq = jax.grad(fun, (0, 1))(b_ub, b_eq)
         except OptimizeError as error:
-            assert seed not in (8, 35, 179, 277, 0, 1), f"refused where it is right: {error}"
-            assert "linprog's optimum" in str(error)
+            if misses > 1e-6:
+                assert "though HiGHS reported success: it is no accurate solution" in str(error)
+            else:
+                assert seed not in (0, 1), f"refused where it is right: {error}"
+                assert "linprog's optimum" in str(error)
             return
+    assert misses <= 1e-6, f"HiGHS's x misses a constraint by {misses:.1e}, yet accepted"
     np.testing.assert_allclose(got_ub, want_ub, rtol=1e-5, atol=1e-5 * np.abs(want_ub).max())
     np.testing.assert_allclose(got_eq, want_eq, rtol=1e-5)
 
 
-def test_a_badly_scaled_lp_whose_highs_x_is_inaccurate_is_refused_not_silently_wrong():
-    """#64 row 3: the constraints that hold at HiGHS's x made a vertex outside the feasible
-    set, and its multipliers (d fun/d b_ub[2] -844 where HiGHS says -164, d fun/d b_eq
-    29076 against -81264) were returned. Now the derivative is refused, naming the
-    constraint the vertex breaks."""
+@pytest.mark.parametrize("integers", [False, True], ids=["lp", "mixed"])
+def test_a_badly_scaled_lp_whose_highs_x_is_inaccurate_is_refused_not_silently_wrong(integers):
+    """HiGHS reports success on seed 290 with an x that misses the equality by 31% of its
+    terms (its value 6% off): the solve is refused, naming the equality, by linprog and by
+    milp (with x0 an integer too), and NaN on request. Before, the value was returned,
+    and the constraints that hold at that x made a vertex outside the feasible set whose
+    multipliers (d fun/d b_ub[2] -844 where HiGHS says -164) were its gradient."""
     (c, a_ub, b_ub, a_eq, b_eq), _ = _scaled_lp(290)
     found = scipy.optimize.linprog(c, a_ub, b_ub, a_eq, b_eq)
-    assert found.status == 0
-    miss = abs(a_eq @ found.x - b_eq)[0] / b_eq[0]
-    assert miss > 0.5  # (why: HiGHS's own x is off)
+    assert found.status == 0 and _misses(found.x, a_ub, b_ub, a_eq, b_eq) > 0.3
+    a, low = np.vstack([a_ub, a_eq]), np.concatenate([np.full(5, -np.inf), b_eq])
+    high, integrality = np.concatenate([b_ub, b_eq]), np.array([int(integers), 0, 0, 0])
+    bounds = (np.zeros(4), np.full(4, np.inf))
+
+    def solve(on_failure="raise"):
+        if integers:
+            return Milp(on_failure=on_failure)(c, integrality, a, low, high, *bounds)
+        return Linprog(on_failure=on_failure)(c, a_ub, b_ub, a_eq, b_eq)
+
+    name = "milp's x misses A row 5" if integers else "linprog's x misses A_eq row 0"
     with jax.enable_x64(True):
-        fun = lambda b_ub, b_eq: Linprog()(c, a_ub, b_ub, a_eq, b_eq)[1]  # noqa: E731
-        with pytest.raises(
-            Exception, match=r"breaks x\[1\]'s lower bound, so HiGHS's x is no accurate optimum"
-        ):
-            jax.grad(fun, (0, 1))(b_ub, b_eq)
-        with pytest.raises(OptimizeError, match=r"no accurate optimum"):  # under jit too
-            with host_errors():
-                jax.block_until_ready(jax.jit(jax.grad(fun))(b_ub, b_eq))
-        nan = Linprog(on_failure="nan")
-        grads = jax.grad(lambda b: nan(c, a_ub, b, a_eq, b_eq)[1])(b_ub)
-        assert np.isnan(grads).all()
+        with pytest.raises(OptimizeError, match=rf"{name} by 3\.1e-01 .* factor of 9e\+20"):
+            solve()
+        x, fun = solve("nan")
+    assert np.isnan(x).all() and np.isnan(fun)
 
 
 def test_a_small_free_entry_beside_a_bound_is_not_read_as_at_it():

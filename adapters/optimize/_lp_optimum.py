@@ -351,6 +351,47 @@ class Optimum:
         return a_ub, b_ub, a_eq, rhs[:q], lower, upper
 
 
+FEASIBLE = 1e-6
+"""How far HiGHS's ``x`` may miss a constraint, relative to the constraint's own terms
+(``|a| |x| + |b|``; a bound's, ``|x_j| + |bound|``), before the solve is refused though
+HiGHS reported success. On LPs whose rows and columns are scaled by 10^±6 HiGHS reported
+success with an ``x`` that missed a constraint by 3e-4 to 60% (84 of 596 LPs and MILPs;
+their values up to 200% off); the others missed by 3e-15 at most."""
+
+
+def require_feasible(solver, x, a, low, high, lower, upper, labels, tolerance=FEASIBLE):
+    """HiGHS's ``x`` checked against ``low ≤ a x ≤ high`` and ``lower ≤ x ≤ upper``, each
+    constraint on its own scale: an ``OptimizeError`` naming the one it misses most, where
+    that is by more than ``tolerance``. ``labels``: the rows' names."""
+    ax, terms = a @ x, np.abs(a) @ np.abs(x)
+    bound = np.maximum(*(np.abs(np.where(np.isfinite(v), v, 0)) for v in (low, high)))
+    rows = np.maximum(np.maximum(ax - high, low - ax), 0) / (terms + bound + _TINY)
+    floor = _FLOOR * np.abs(x).max(initial=0)  # (a basic entry at 0 may come out as -1e-17)
+    own = np.abs(x) + floor + _TINY
+    at_lower = np.maximum(lower - x, 0) / (own + np.abs(np.where(np.isfinite(lower), lower, 0)))
+    at_upper = np.maximum(x - upper, 0) / (own + np.abs(np.where(np.isfinite(upper), upper, 0)))
+    misses = np.concatenate([rows, at_lower, at_upper])
+    if not misses.size or misses.max() <= tolerance:
+        return
+    k, n = int(np.argmax(misses)), len(x)
+    names = [*labels, *(f"x[{j}]'s lower bound" for j in range(n))]
+    names += [f"x[{j}]'s upper bound" for j in range(n)]
+    entries = np.abs(a[a != 0])
+    span = (
+        f"its matrix's entries span a factor of {entries.max() / entries.min():.0e}: "
+        if entries.size
+        else ""
+    )
+    raise OptimizeError.because(
+        f"{solver}'s x misses {names[k]} by {misses[k]:.1e} of the constraint's own terms, "
+        f"though HiGHS reported success: it is no accurate solution ({span}is the problem "
+        "badly scaled? Scale its rows and columns)"
+    )
+
+
+_TINY = np.finfo(float).tiny
+
+
 class _Degenerate(Exception):
     """Why the optimum is no non-degenerate vertex (a sentence without its full stop)."""
 

@@ -13,7 +13,7 @@ from jaxbridge.internal import host_routed
 from .._shared._failure import MayFail, OnFailure, require_finite
 from .._shared._result import OptimizeResult
 from ._implicit import OptimizeError
-from ._lp_optimum import Optimum
+from ._lp_optimum import FEASIBLE, Optimum, require_feasible
 from ._scipy_forms import (
     bound_arrays,
     floating,
@@ -174,6 +174,19 @@ class Linprog(MayFail):
                     f"linprog found no optimum (status {result.status}: {result.message})"
                 )
             x, fun = result.x, result.fun
+            loose = 10 * (self.primal_feasibility_tolerance or 0)  # (a tolerance asked for)
+            require_feasible(
+                "linprog",
+                x,
+                np.concatenate([a_ub, a_eq]),
+                np.concatenate([np.full(len(b_ub), -np.inf), b_eq]),
+                np.concatenate([b_ub, b_eq]),
+                lower,
+                upper,
+                [f"A_ub row {i}" for i in range(len(b_ub))]
+                + [f"A_eq row {i}" for i in range(len(b_eq))],
+                max(FEASIBLE, loose),
+            )
             marginals = np.concatenate(
                 [
                     result.ineqlin.marginals,

@@ -15,6 +15,7 @@ from .._shared._failure import MayFail, OnFailure, require_finite
 from .._shared._fixed import HoldsFixed
 from .._shared._result import OptimizeResult
 from ._implicit import OptimizeError
+from ._lp_optimum import require_feasible
 from ._scipy_forms import (
     box_arrays,
     constraint_arrays,
@@ -56,10 +57,10 @@ class Milp(MayFail, HoldsFixed):
     ties with it the value has a kink, and the derivative is refused (an
     ``OptimizeError``, NaN under ``on_failure="nan"``), as ``Linprog`` refuses it on an
     optimal edge. ``x``'s derivative in ``c`` is 0 (the solution is locally constant).
-    Differentiating in ``A``, ``b_l``, ``b_u``, ``lower`` or ``upper`` is a ``TypeError`` naming the argument
-    when the program is traced: an integer entry moves by whole steps, so the value jumps
-    where a tight constraint pushes it off, and the continuous entries' vertex is not
-    differentiated here (``Linprog`` does that for a problem without integers).
+    Differentiating in ``A``, ``b_l``, ``b_u``, ``lower`` or ``upper`` is a ``TypeError``
+    naming the argument when the program is traced: an integer entry moves by whole steps,
+    so the value jumps where a tight constraint pushes it off, and the continuous entries'
+    vertex is not differentiated here (``Linprog`` does that for a problem without integers).
     ``integrality`` is integers, never differentiated.
     """
 
@@ -216,6 +217,8 @@ def _solve(options, c, integrality, A, b_l, b_u, lower, upper):  # noqa: N803
         raise OptimizeError.because(
             f"milp found no optimum (status {result.status}: {result.message})"
         )
+    labels = [f"A row {i}" for i in range(len(A))]
+    require_feasible("milp", result.x, A, b_l, b_u, lower, upper, labels)
     return result
 
 
