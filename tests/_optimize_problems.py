@@ -15,10 +15,12 @@ import jaxbridge as jb
 from jaxbridge.adapters._shared._jax_function import (
     JaxObjective,
     JaxResidual,
+    JaxScalarEquation,
     JaxSquareResidual,
     Packing,
 )
 from jaxbridge.adapters.optimize import Linprog, Nnls
+from jaxbridge.adapters.optimize._root_scalar_call import EquationSlopes, RootScalarSolve
 from jaxbridge.adapters.optimize.linprog import LinprogMarginals
 
 SECOND_ORDER = 1e-8
@@ -380,6 +382,30 @@ class JaxGrowth(JaxResidual):
     domains = {"x": Growth.domains["x"], "theta": Growth.domains["y"]}
 
 
+def _kepler_start(raw: np.ndarray) -> np.ndarray:
+    """A bracket (a, b) in [-3.2, -2.8] and [3.3, 3.7] around every root that
+    ``_kepler_theta`` puts in [-2.7, 2.7] (``|E - M| <= e``), and starts x0, x1 near 0."""
+    return np.stack(
+        [-3 + 0.2 * raw[..., 0], 3.5 + 0.2 * raw[..., 1], 0.1 * raw[..., 2], 0.1 * raw[..., 3]],
+        axis=-1,
+    )
+
+
+class KeplerRootScalar(RootScalarSolve):
+    """``root_scalar``'s host solve on Kepler's equation, ``f(x, theta)`` in JAX."""
+
+    domains = {"theta": _kepler_theta, "start": _kepler_start}
+
+
+class KeplerSlopes(EquationSlopes):
+    """The slopes ``root_scalar``'s rules take on the host, of Kepler's equation."""
+
+    domains = {"x": "real", "theta": _kepler_theta}
+
+
 JAX_ROSENBROCK = JaxRosenbrock(_jax_rosenbrock, Packing.of(np.zeros(2)), Packing.of((1.0, 1.0)))
 JAX_KEPLER = JaxKepler(_jax_kepler, Packing.of(np.zeros(1)), Packing.of((1.0, 1.0)))
 JAX_GROWTH = JaxGrowth(_jax_growth, Packing.of(np.zeros(2)), Packing.of((np.zeros(4),)))
+KEPLER_EQUATION = JaxScalarEquation(
+    _jax_kepler, Packing.of(np.float64(0.0)), Packing.of((1.0, 1.0)), role="f"
+)

@@ -8,10 +8,13 @@ from _optimize_problems import (
     JAX_GROWTH,
     JAX_KEPLER,
     JAX_ROSENBROCK,
+    KEPLER_EQUATION,
     SECOND_ORDER,
     Distance,
     Growth,
     Kepler,
+    KeplerRootScalar,
+    KeplerSlopes,
     NondegenerateLinprog,
     NondegenerateLinprogMarginals,
     NondegenerateNnls,
@@ -32,6 +35,10 @@ from jaxbridge.adapters.optimize import (
 )
 
 SECOND = {"hessian": SECOND_ORDER}  # (the implicit solvers' second order: see above)
+# root_scalar's root is exact to SciPy's absolute xtol: where it is 0, differences in the
+# bracket see that noise (4e-17) against the exact 0; the root's derivatives in theta are
+# 0.6-3 here, so a rule 1% off misses by far more than this
+ROOT_NOISE = {"grad": 1e-12, "jvp": 1e-12}
 
 CASES = [
     Case(Root(Kepler()), sizes={"n": 1, "p": 2}, skipped=NOT_LINEAR, float32=False, rtol=SECOND),
@@ -89,6 +96,27 @@ CASES = [
         rtol=SECOND,
         label="jax",
     ),
+    # root_scalar's solve: SciPy's brentq (bracketing) and newton (from a start) on f in
+    # JAX; the root's rules are the implicit function theorem in JAX, to every order
+    Case(
+        KeplerRootScalar(KEPLER_EQUATION, "brentq", xtol=1e-15),
+        sizes={"p": 2},
+        skipped=NOT_LINEAR,
+        float32=False,
+        rtol=SECOND,
+        atol=ROOT_NOISE,
+        label="brentq",
+    ),
+    Case(
+        KeplerRootScalar(KEPLER_EQUATION, "newton"),
+        sizes={"p": 2},
+        skipped=NOT_LINEAR,
+        float32=False,
+        rtol=SECOND,
+        atol=ROOT_NOISE,
+        label="newton",
+    ),
+    Case(KeplerSlopes(KEPLER_EQUATION), sizes={"p": 2}, skipped=NOT_LINEAR, float32=False),
     Case(NondegenerateLinprog(), sizes={"n": 2, "p": 2, "q": 0}, skipped=HOST_RULES),
     Case(NondegenerateLinprogMarginals(), sizes={"n": 2, "p": 2, "q": 0}, skipped=HOST_RULES),
     Case(NondegenerateNnls(), sizes={"m": 3, "n": 2}, skipped=HOST_RULES),

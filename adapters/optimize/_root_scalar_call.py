@@ -4,8 +4,6 @@ implicit function theorem, to every order."""
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.optimize
+
+import jaxbridge as jb
 
 from .._shared._failure import MayFail, OnFailure, OptimizeError
 from .._shared._jax_function import JaxScalarEquation, Packing, float_dtype
@@ -25,19 +25,21 @@ _FROM_A_START = ("newton", "secant", "halley")
 
 
 class RootScalarSolve(MayFail):
-    """SciPy's ``root_scalar`` on the host, its derivatives zero:
+    """SciPy's ``root_scalar`` on the host:
     ``root, iterations, function_calls, converged = RootScalarSolve(f, method)(theta, start)``.
 
     ``f`` is a ``JaxScalarEquation`` (``f(x, theta)``, compiled for the CPU backend, float64;
     newton gets ``f'`` and halley ``f'`` and ``f''`` from JAX). ``start`` is ``(a, b, x0,
     x1)``: the bracket for the bracketing methods, the starting points for the others
-    (``x1`` read only where ``has_x1``). Every output is in ``theta``'s dtype (the counts and
-    ``converged``, 1 or 0, are exact there); ``root_scalar`` casts them. A bracket over which
-    ``f`` does not change sign is a ``ValueError``; a solve SciPy reports unconverged an
-    ``OptimizeError`` (or, with ``on_failure="nan"``, NaN and ``converged`` 0).
+    (``x1`` read only where ``has_x1``). The root is in ``theta``'s dtype, the counts and
+    ``converged`` (1 or 0) int32. A bracket over which ``f`` does not change sign is a
+    ``ValueError``; a solve SciPy reports unconverged an ``OptimizeError`` (or, with
+    ``on_failure="nan"``, NaN and ``converged`` 0).
 
-    The root's derivatives are ``root_scalar``'s (the implicit function theorem, in JAX): the
-    outputs here do not move with ``theta`` or ``start``.
+    The root's derivatives, by the implicit function theorem on ``f(root(θ), θ) = 0``, are
+    JAX code at the host's root: ``root' = -(∂f/∂θ θ̇) / f'(root)``. They go through this
+    adapter's root again, so they hold to every order. The root does not move with
+    ``start`` (a simple root), nor do the counts and ``converged`` with anything.
     """
 
     f: JaxScalarEquation
@@ -50,8 +52,8 @@ class RootScalarSolve(MayFail):
     signature = "(p),(4)->(),(),(),()"
 
     def output_specs(self, theta, start):
-        spec = jax.ShapeDtypeStruct(theta.shape[:-1], theta.dtype)
-        return spec, spec, spec, spec
+        count = jax.ShapeDtypeStruct(theta.shape[:-1], np.int32)
+        return jax.ShapeDtypeStruct(theta.shape[:-1], theta.dtype), count, count, count
 
     def check(self, theta, start):
         if self.method not in _BRACKETING:
@@ -98,38 +100,57 @@ class RootScalarSolve(MayFail):
             out = (found.root, found.iterations, found.function_calls, 1.0)
         except OptimizeError as error:
             out = (self.nan_on_failure(error, ()), 0.0, 0.0, 0.0)
-        return tuple(np.asarray(v, theta.dtype) for v in out)
+        root, *counts = out
+        return (np.asarray(root, theta.dtype), *(np.asarray(v, np.int32) for v in counts))
 
     def pushforward(self, res, tangents):
-        return None, None, None, None  # (root_scalar adds the root's derivatives)
+        theta, root, theta_dot = res[0], res[2], tangents[0]
+        if theta_dot is None:
+            return None, None, None, None
+        slope, along = EquationSlopes(self.f)(root, theta)
+        return -jnp.sum(along * theta_dot, axis=-1) / slope, None, None, None
 
     def pullback(self, res, g):
-        return None, None
+        theta, root = res[0], res[2]
+        slope, along = EquationSlopes(self.f)(root, theta)
+        return -(g[0] / slope)[..., None] * along, None
 
 
-@dataclasses.dataclass(frozen=True)
-class _Problem:
-    """What ``_solved`` holds fixed: the host solver and ``f`` for the rules."""
+class EquationSlopes(jb.Adapter):
+    """``f'`` and ``∂f/∂θ`` at ``(x, theta)``: ``slope, along = EquationSlopes(f)(x, theta)``.
 
-    solver: RootScalarSolve
+    On the host, from JAX compiled for the CPU backend, in float64: exact where a TPU's own
+    float64 ``sin`` or ``exp`` is about 1e-8 off (measured there: the implicit function
+    theorem's ``1 / f'`` computed on the device missed SciPy's differences by 1.6e-8). Their
+    own derivatives, the second order and on, are ``f``'s in JAX where the call runs.
+    """
+
     f: JaxScalarEquation
 
+    signature = "(),(p)->(),(p)"
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
-def _solved(problem: _Problem, theta: jax.Array, start: jax.Array) -> tuple[jax.Array, ...]:
-    return problem.solver(theta, start)
+    def forward(self, x, theta):
+        return self.f.jacobian(x, theta)
 
+    def pushforward(self, res, tangents):
+        x, theta = res[:2]
+        dx, dtheta = (jnp.zeros_like(a) if t is None else t for a, t in zip((x, theta), tangents))
 
-@_solved.defjvp
-def _solved_jvp(problem: _Problem, primals, tangents):
-    # the implicit function theorem on f(root(θ), θ) = 0: root' = -(∂f/∂θ θ̇) / (∂f/∂x). The
-    # rule is JAX calling _solved again, so its own derivatives are the second order, and on.
-    theta, start = primals
-    out = _solved(problem, theta, start)
-    root = out[0]
-    slope = jax.grad(problem.f.called)(root, theta)
-    _, moved = jax.jvp(lambda t: problem.f.called(root, t), (theta,), (tangents[0],))
-    return out, (-moved / slope, *(jnp.zeros_like(v) for v in out[1:]))
+        def one(x, theta, dx, dtheta):
+            return jax.jvp(self._partials, (x, theta), (dx, dtheta))[1]
+
+        return jnp.vectorize(one, signature="(),(p),(),(p)->(),(p)")(x, theta, dx, dtheta)
+
+    def pullback(self, res, g):
+        x, theta = res[:2]
+
+        def one(x, theta, g_slope, g_along):
+            return jax.vjp(self._partials, x, theta)[1]((g_slope, g_along))
+
+        return jnp.vectorize(one, signature="(),(p),(),(p)->(),(p)")(x, theta, *g)
+
+    def _partials(self, x, theta):
+        return jax.grad(self.f.called, argnums=(0, 1))(x, theta)
 
 
 def root_scalar(
@@ -250,12 +271,12 @@ def root_scalar(
         on_failure=on_failure,
     )
     starts = jnp.stack(jnp.broadcast_arrays(*start), axis=-1)
-    root, iterations, calls, converged = _solved(_Problem(solver, equation), theta, starts)
-    converged = jax.lax.stop_gradient(converged) != 0
+    root, iterations, calls, converged = solver(theta, starts)
+    converged = converged != 0
     return OptimizeResult(
         root=root,
-        iterations=jax.lax.stop_gradient(iterations).astype(jnp.int32),
-        function_calls=jax.lax.stop_gradient(calls).astype(jnp.int32),
+        iterations=iterations,
+        function_calls=calls,
         converged=converged,
         flag=jnp.where(converged, 0, -2).astype(jnp.int32),
     )
