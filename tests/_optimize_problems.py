@@ -20,7 +20,11 @@ from jaxbridge.adapters._shared._jax_function import (
     Packing,
 )
 from jaxbridge.adapters.optimize import Linprog, Nnls
-from jaxbridge.adapters.optimize._root_scalar_call import EquationSlopes, RootScalarSolve
+from jaxbridge.adapters.optimize._root_scalar_call import (
+    EquationCurvature,
+    EquationSlopes,
+    RootScalarSolve,
+)
 from jaxbridge.adapters.optimize.linprog import LinprogMarginals
 
 SECOND_ORDER = 1e-8
@@ -391,16 +395,30 @@ def _kepler_start(raw: np.ndarray) -> np.ndarray:
     )
 
 
+def _kepler_theta_off_zero(raw: np.ndarray) -> np.ndarray:
+    """Eccentricity in [0.1, 0.5] (newton from 0 failed on 8 of 7,440 grid points with
+    0.7, none with 0.5), the mean anomaly in ±[1/4, 2]: at 0 the root is 0 to SciPy's
+    absolute tolerance (1e-18 here), noise that no relative comparison can judge."""
+    m = np.where(raw[..., 1] >= 0, 1.0, -1.0) * (0.25 + 1.75 * np.abs(raw[..., 1]))
+    return np.stack([0.3 + 0.2 * raw[..., 0], m], axis=-1)
+
+
 class KeplerRootScalar(RootScalarSolve):
     """``root_scalar``'s host solve on Kepler's equation, ``f(x, theta)`` in JAX."""
 
-    domains = {"theta": _kepler_theta, "start": _kepler_start}
+    domains = {"theta": _kepler_theta_off_zero, "start": _kepler_start}
 
 
 class KeplerSlopes(EquationSlopes):
     """The slopes ``root_scalar``'s rules take on the host, of Kepler's equation."""
 
     domains = {"x": "real", "theta": _kepler_theta}
+
+
+class KeplerCurvature(EquationCurvature):
+    """Their derivative, Kepler's equation's Hessian along ``(dx, dtheta)``."""
+
+    domains = {"x": "real", "theta": _kepler_theta, "dx": "real", "dtheta": "real"}
 
 
 JAX_ROSENBROCK = JaxRosenbrock(_jax_rosenbrock, Packing.of(np.zeros(2)), Packing.of((1.0, 1.0)))

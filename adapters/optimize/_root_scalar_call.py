@@ -122,7 +122,8 @@ class EquationSlopes(jb.Adapter):
     On the host, from JAX compiled for the CPU backend, in float64: exact where a TPU's own
     float64 ``sin`` or ``exp`` is about 1e-8 off (measured there: the implicit function
     theorem's ``1 / f'`` computed on the device missed SciPy's differences by 1.6e-8). Their
-    own derivatives, the second order and on, are ``f``'s in JAX where the call runs.
+    derivatives (``f``'s Hessian) are host calls too; from the third order on, ``f``'s
+    derivatives are JAX where the call runs.
     """
 
     f: JaxScalarEquation
@@ -135,22 +136,49 @@ class EquationSlopes(jb.Adapter):
     def pushforward(self, res, tangents):
         x, theta = res[:2]
         dx, dtheta = (jnp.zeros_like(a) if t is None else t for a, t in zip((x, theta), tangents))
-
-        def one(x, theta, dx, dtheta):
-            return jax.jvp(self._partials, (x, theta), (dx, dtheta))[1]
-
-        return jnp.vectorize(one, signature="(),(p),(),(p)->(),(p)")(x, theta, dx, dtheta)
+        return EquationCurvature(self.f)(x, theta, dx, dtheta)
 
     def pullback(self, res, g):
-        x, theta = res[:2]
+        # (f's Hessian is symmetric: the pullback of the slopes is their pushforward along g)
+        return EquationCurvature(self.f)(*res[:2], *g)
 
-        def one(x, theta, g_slope, g_along):
-            return jax.vjp(self._partials, x, theta)[1]((g_slope, g_along))
 
-        return jnp.vectorize(one, signature="(),(p),(),(p)->(),(p)")(x, theta, *g)
+class EquationCurvature(jb.Adapter):
+    """``f``'s Hessian at ``(x, theta)`` times ``(dx, dtheta)``, on the host in float64:
+    ``EquationSlopes``' derivative, ``d_slope, d_along = EquationCurvature(f)(x, theta, dx,
+    dtheta)``. Its own derivatives are JAX where the call runs."""
 
-    def _partials(self, x, theta):
-        return jax.grad(self.f.called, argnums=(0, 1))(x, theta)
+    f: JaxScalarEquation
+
+    signature = "(),(p),(),(p)->(),(p)"
+
+    def forward(self, x, theta, dx, dtheta):
+        return self.f.backward_jvp((x, theta), np.float64(1.0), (dx, dtheta))
+
+    def pushforward(self, res, tangents):
+        primals = res[:4]
+        tangents = [jnp.zeros_like(a) if t is None else t for a, t in zip(primals, tangents)]
+
+        def one(*both):
+            return jax.jvp(self._curvature, both[:4], both[4:])[1]
+
+        signature = f"{_CURVATURE_INPUTS},{_CURVATURE_INPUTS}->(),(p)"
+        return jnp.vectorize(one, signature=signature)(*primals, *tangents)
+
+    def pullback(self, res, g):
+        def one(x, theta, dx, dtheta, g_slope, g_along):
+            return jax.vjp(self._curvature, x, theta, dx, dtheta)[1]((g_slope, g_along))
+
+        return jnp.vectorize(one, signature=_CURVATURE_INPUTS + ",(),(p)->(),(p),(),(p)")(
+            *res[:4], *g
+        )
+
+    def _curvature(self, x, theta, dx, dtheta):
+        slopes = jax.grad(self.f.called, argnums=(0, 1))
+        return jax.jvp(slopes, (x, theta), (dx, dtheta))[1]
+
+
+_CURVATURE_INPUTS = "(),(p),(),(p)"
 
 
 def root_scalar(
