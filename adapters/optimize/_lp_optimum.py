@@ -194,25 +194,11 @@ class Optimum:
         91% of its right-hand side, whose constraints made a vertex outside the feasible set
         (and multipliers 5x off)."""
         a_ub, b_ub, lower, upper = self._all
-        with np.errstate(invalid="ignore"):
-            excess = np.concatenate(
-                [
-                    (a_ub @ x - b_ub) / (np.abs(a_ub) @ np.abs(x) + np.abs(b_ub)),
-                    (lower - x) / (1 + np.abs(x)),
-                    (x - upper) / (1 + np.abs(x)),
-                ]
-            )
+        excess = constraint_misses(x, a_ub, np.full_like(b_ub, -np.inf), b_ub, lower, upper)
         broken = np.flatnonzero(excess > _TIGHT)
         if broken.size:
-            p, n = len(b_ub), len(x)
-            k = broken[0]
-            label = (
-                f"A_ub row {k}"
-                if k < p
-                else f"x[{k - p}]'s lower bound"
-                if k < p + n
-                else f"x[{k - p - n}]'s upper bound"
-            )
+            labels = [f"A_ub row {i}" for i in range(len(b_ub))]
+            label = _constraint_named(int(broken[0]), labels, len(x))
             raise _Inaccurate(
                 f"linprog's optimum could not be matched to the constraints that hold there: "
                 f"the vertex they make ({_listed(self.labels)}) breaks {label}, so HiGHS's x "
@@ -359,10 +345,11 @@ success with an ``x`` that missed a constraint by 3e-4 to 60% (84 of 596 LPs and
 their values up to 200% off); the others missed by 3e-15 at most."""
 
 
-def require_feasible(solver, x, a, low, high, lower, upper, labels, tolerance=FEASIBLE):
-    """HiGHS's ``x`` checked against ``low ≤ a x ≤ high`` and ``lower ≤ x ≤ upper``, each
-    constraint on its own scale: an ``OptimizeError`` naming the one it misses most, where
-    that is by more than ``tolerance``. ``labels``: the rows' names."""
+def constraint_misses(x, a, low, high, lower, upper):
+    """How far ``x`` misses each of ``low ≤ a x ≤ high`` (the rows first) and ``lower ≤ x ≤
+    upper`` (then the lower bounds, then the upper ones), each relative to the
+    constraint's own terms (``|a| |x| + |b|``; a bound's, ``|x_j| + |bound|``); 0 where
+    it holds."""
     ax, terms = a @ x, np.abs(a) @ np.abs(x)
     bound = np.maximum(*(np.abs(np.where(np.isfinite(v), v, 0)) for v in (low, high)))
     rows = np.maximum(np.maximum(ax - high, low - ax), 0) / (terms + bound + _TINY)
@@ -370,12 +357,17 @@ def require_feasible(solver, x, a, low, high, lower, upper, labels, tolerance=FE
     own = np.abs(x) + floor + _TINY
     at_lower = np.maximum(lower - x, 0) / (own + np.abs(np.where(np.isfinite(lower), lower, 0)))
     at_upper = np.maximum(x - upper, 0) / (own + np.abs(np.where(np.isfinite(upper), upper, 0)))
-    misses = np.concatenate([rows, at_lower, at_upper])
+    return np.concatenate([rows, at_lower, at_upper])
+
+
+def require_feasible(solver, x, a, low, high, lower, upper, labels, tolerance=FEASIBLE):
+    """HiGHS's ``x`` checked against ``low ≤ a x ≤ high`` and ``lower ≤ x ≤ upper``
+    (``constraint_misses``): an ``OptimizeError`` naming the one it misses most, where
+    that is by more than ``tolerance``. ``labels``: the rows' names."""
+    misses = constraint_misses(x, a, low, high, lower, upper)
     if not misses.size or misses.max() <= tolerance:
         return
-    k, n = int(np.argmax(misses)), len(x)
-    names = [*labels, *(f"x[{j}]'s lower bound" for j in range(n))]
-    names += [f"x[{j}]'s upper bound" for j in range(n)]
+    k = int(np.argmax(misses))
     entries = np.abs(a[a != 0])
     span = (
         f"its matrix's entries span a factor of {entries.max() / entries.min():.0e}: "
@@ -383,10 +375,18 @@ def require_feasible(solver, x, a, low, high, lower, upper, labels, tolerance=FE
         else ""
     )
     raise OptimizeError.because(
-        f"{solver}'s x misses {names[k]} by {misses[k]:.1e} of the constraint's own terms, "
-        f"though HiGHS reported success: it is no accurate solution ({span}is the problem "
-        "badly scaled? Scale its rows and columns)"
+        f"{solver}'s x misses {_constraint_named(k, labels, len(x))} by {misses[k]:.1e} of "
+        f"the constraint's own terms, though HiGHS reported success: it is no accurate "
+        f"solution ({span}is the problem badly scaled? Scale its rows and columns)"
     )
+
+
+def _constraint_named(k: int, labels: list[str], n: int) -> str:
+    """The name of ``constraint_misses``' entry ``k``."""
+    p = len(labels)
+    if k < p:
+        return labels[k]
+    return f"x[{k - p}]'s lower bound" if k < p + n else f"x[{k - p - n}]'s upper bound"
 
 
 _TINY = np.finfo(float).tiny
