@@ -214,7 +214,8 @@ def root_scalar(
     A solve SciPy reports unconverged raises an ``OptimizeError`` (with
     ``on_failure="nan"``: NaN root, ``converged`` False); a bracket without a sign change
     of ``f`` a ``ValueError``. The derivative ``d root / d args = -(∂f/∂args) / f'(root)``
-    (in JAX, at SciPy's root) is infinite at a multiple root, where ``f' = 0``.
+    (at SciPy's root, ``f'`` and ``∂f/∂args`` from JAX on the host in float64, as the
+    second order's Hessian of ``f``) is infinite at a multiple root, where ``f' = 0``.
 
     Returns:
         ``OptimizeResult``, SciPy's ``RootResults`` fields as arrays: ``root``,
