@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 
+from jaxbridge import host_errors
 from jaxbridge.adapters import optimize as jo
 from jaxbridge.adapters.optimize import OptimizeError
 
@@ -120,6 +121,37 @@ def test_root_scalar_is_not_differentiable_in_bracket_or_x0_and_runs_under_vmap(
     np.testing.assert_allclose(got, expected, rtol=1e-13)
     grads = jax.vmap(jax.grad(lambda m: ours(0.3, m, "toms748").root))(anomalies)
     np.testing.assert_allclose(grads, 1 / (1 - 0.3 * np.cos(np.asarray(got))), rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "method, power, where",
+    [(m, 2, {"x0": 0.5}) for m in FROM_A_START]
+    + [(m, 3, {"bracket": (0.3, 3.1)}) for m in ("bisect", "ridder", "toms748")],
+)
+def test_root_scalar_derivative_at_a_multiple_root_is_refused_by_name_or_nan(method, power, where):
+    """At c = 0 the root 2 + c^(1/k) of (x - 2)^k - c is multiple, and has no derivative in
+    c. Its value stands; its derivative, the implicit function theorem's 0/0, was returned
+    silently (-4.5e7 from newton, 1 / f' at the root's error) and is refused by name now, in
+    both modes and under jit, or NaN on request. A simple root of the same f keeps its."""
+
+    def f(x, c):
+        return (x - 2) ** power - c
+
+    def root(c, **given):
+        return jo.root_scalar(f, args=(c,), method=method, **where, **given).root
+
+    refused = r"root_scalar: the root's derivative is refused at x = .* a multiple root"
+    assert abs(float(root(0.0)) - 2) < 1e-7
+    with pytest.raises(OptimizeError, match=refused):
+        jax.grad(root)(0.0)
+    with pytest.raises(OptimizeError, match=refused), host_errors():
+        jax.block_until_ready(jax.jit(jax.grad(root))(0.0))
+    with pytest.raises(OptimizeError, match=refused):
+        jax.jvp(root, (0.0,), (1.0,))
+    assert np.isnan(float(jax.grad(lambda c: root(c, on_failure="nan"))(0.0)))
+    # at c = 1 the root is simple: 2 - √c from x0 = 0.5 (d/dc = -1/2), 2 + ∛c in the bracket
+    expected = -0.5 if power == 2 else 1 / 3
+    np.testing.assert_allclose(jax.grad(root)(1.0), expected, rtol=1e-9)
 
 
 def test_root_scalar_chooses_the_method_as_scipy():

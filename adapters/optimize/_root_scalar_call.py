@@ -20,6 +20,9 @@ from .._shared._result import OptimizeResult
 from ._scipy_forms import method_named
 
 _OWNER = "root_scalar"
+SETTLED = 1e-2
+"""How much ``f'`` may change over a root's own error before the root's derivative is
+refused (``EquationSlopes``): about the relative error of that derivative."""
 _BRACKETING = ("brentq", "brenth", "bisect", "ridder", "toms748")
 _FROM_A_START = ("newton", "secant", "halley")
 
@@ -107,16 +110,19 @@ class RootScalarSolve(MayFail):
         theta, root, theta_dot = res[0], res[2], tangents[0]
         if theta_dot is None:
             return None, None, None, None
-        slope, along = EquationSlopes(self.f)(root, theta)
+        slope, along = self._slopes(root, theta)
         return -jnp.sum(along * theta_dot, axis=-1) / slope, None, None, None
 
     def pullback(self, res, g):
         theta, root = res[0], res[2]
-        slope, along = EquationSlopes(self.f)(root, theta)
+        slope, along = self._slopes(root, theta)
         return -(g[0] / slope)[..., None] * along, None
 
+    def _slopes(self, root, theta):
+        return EquationSlopes(self.f, at_root=True, on_failure=self.on_failure)(root, theta)
 
-class EquationSlopes(jb.Adapter):
+
+class EquationSlopes(MayFail):
     """``f'`` and ``∂f/∂θ`` at ``(x, theta)``: ``slope, along = EquationSlopes(f)(x, theta)``.
 
     On the host, from JAX compiled for the CPU backend, in float64: exact where a TPU's own
@@ -124,14 +130,37 @@ class EquationSlopes(jb.Adapter):
     theorem's ``1 / f'`` computed on the device missed SciPy's differences by 1.6e-8). Their
     derivatives (``f``'s Hessian) are host calls too; from the third order on, ``f``'s
     derivatives are JAX where the call runs.
+
+    ``at_root``: ``x`` is a root of ``f`` whose derivatives the implicit function theorem is
+    to give, ``-(∂f/∂θ) / f'``. Where ``f'`` is not settled there, an ``OptimizeError``
+    (or NaN, ``on_failure="nan"``): where it is 0, or changes by more than ``SETTLED`` of
+    itself over the root's own error ``|f / f'|`` (``|f f''| / f'²``, which tends to
+    ``(k - 1) / k`` at a root of multiplicity ``k``, and to 0 at a simple root). At a
+    multiple root that theorem's quotient is 0 / 0: at the double root of ``(x - 2)² - c``
+    at ``c = 0`` (where the root ``2 ± √c`` has no derivative) it came out as -4.5e7 from
+    newton, ``1 / f'`` at the root's error of 1.1e-8.
     """
 
     f: JaxScalarEquation
+    at_root: bool = False
 
     signature = "(),(p)->(),(p)"
 
     def forward(self, x, theta):
-        return self.f.jacobian(x, theta)
+        slope, along = self.f.jacobian(x, theta)
+        if self.at_root:
+            value, bend = self.f.forward(x, theta), self.f.hessian(x, theta)[0]
+            moved = abs(float(value) * float(bend)) / float(slope) ** 2 if slope else np.inf
+            if not moved <= SETTLED:
+                error = OptimizeError.because(
+                    f"{_OWNER}: the root's derivative is refused at x = {float(x)!r}, where f' "
+                    f"= {float(slope):.3g} changes by {moved:.2g} of itself over the root's "
+                    f"own error |f/f'| (more than {SETTLED:g}): a multiple root (there it "
+                    "changes by (k - 1)/k at multiplicity k, and the implicit function "
+                    "theorem's -(df/dargs)/f' is 0/0), or one too loose for its derivative"
+                )
+                return self.nan_on_failure(error, (), np.shape(theta))
+        return slope, along
 
     def pushforward(self, res, tangents):
         x, theta = res[:2]
@@ -215,7 +244,9 @@ def root_scalar(
     ``on_failure="nan"``: NaN root, ``converged`` False); a bracket without a sign change
     of ``f`` a ``ValueError``. The derivative ``d root / d args = -(∂f/∂args) / f'(root)``
     (at SciPy's root, ``f'`` and ``∂f/∂args`` from JAX on the host in float64, as the
-    second order's Hessian of ``f``) is infinite at a multiple root, where ``f' = 0``.
+    second order's Hessian of ``f``) is 0/0 at a multiple root, where ``f' = 0``: there it
+    is refused by name (an ``OptimizeError``, or NaN with ``on_failure="nan"``), the root
+    itself returned (``EquationSlopes`` says how a multiple root is told).
 
     Returns:
         ``OptimizeResult``, SciPy's ``RootResults`` fields as arrays: ``root``,
