@@ -40,9 +40,10 @@ class RootScalarSolve(MayFail):
     ``on_failure="nan"``, NaN and ``converged`` 0).
 
     The root's derivatives, by the implicit function theorem on ``f(root(θ), θ) = 0``, are
-    JAX code at the host's root: ``root' = -(∂f/∂θ θ̇) / f'(root)``. They go through this
-    adapter's root again, so they hold to every order. The root does not move with
-    ``start`` (a simple root), nor do the counts and ``converged`` with anything.
+    this adapter's rules: ``root' = -(∂f/∂θ θ̇) / f'(root)`` at the host's root, ``f'`` and
+    ``∂f/∂θ`` from the host (``EquationSlopes``, which refuses a multiple root). They go
+    through this adapter's root again, so they hold to every order. The root does not move
+    with ``start`` (a simple root), nor do the counts and ``converged`` with anything.
     """
 
     f: JaxScalarEquation
@@ -198,9 +199,8 @@ class EquationCurvature(jb.Adapter):
         def one(x, theta, dx, dtheta, g_slope, g_along):
             return jax.vjp(self._curvature, x, theta, dx, dtheta)[1]((g_slope, g_along))
 
-        return jnp.vectorize(one, signature=_CURVATURE_INPUTS + ",(),(p)->(),(p),(),(p)")(
-            *res[:4], *g
-        )
+        signature = f"{_CURVATURE_INPUTS},(),(p)->{_CURVATURE_INPUTS}"
+        return jnp.vectorize(one, signature=signature)(*res[:4], *g)
 
     def _curvature(self, x, theta, dx, dtheta):
         slopes = jax.grad(self.f.called, argnums=(0, 1))
