@@ -388,7 +388,8 @@ class JaxGrowth(JaxResidual):
 
 def _kepler_start(raw: np.ndarray) -> np.ndarray:
     """A bracket (a, b) in [-3.2, -2.8] and [3.3, 3.7] around every root that
-    ``_kepler_theta`` puts in [-2.7, 2.7] (``|E - M| <= e``), and starts x0, x1 near 0."""
+    ``_kepler_theta_off_zero`` puts in [-2.5, 2.5] (``|E - M| <= e``), and starts x0, x1
+    near 0."""
     return np.stack(
         [-3 + 0.2 * raw[..., 0], 3.5 + 0.2 * raw[..., 1], 0.1 * raw[..., 2], 0.1 * raw[..., 3]],
         axis=-1,

@@ -98,24 +98,18 @@ CASES = [
         label="jax",
     ),
     # root_scalar's solve: SciPy's brentq (bracketing) and newton (from a start) on f in
-    # JAX; the root's rules are the implicit function theorem in JAX, to every order
-    Case(
-        KeplerRootScalar(KEPLER_EQUATION, "brentq", xtol=1e-15),
-        sizes={"p": 2},
-        skipped=NOT_LINEAR,
-        float32=False,
-        rtol=SECOND,
-        atol=ROOT_NOISE,
-        label="brentq",
-    ),
-    Case(
-        KeplerRootScalar(KEPLER_EQUATION, "newton"),
-        sizes={"p": 2},
-        skipped=NOT_LINEAR,
-        float32=False,
-        rtol=SECOND,
-        atol=ROOT_NOISE,
-        label="newton",
+    # JAX; the root's rules are the implicit function theorem, its slopes from the host
+    *(
+        Case(
+            KeplerRootScalar(KEPLER_EQUATION, method, **given),
+            sizes={"p": 2},
+            skipped=NOT_LINEAR,
+            float32=False,
+            rtol=SECOND,
+            atol=ROOT_NOISE,
+            label=method,
+        )
+        for method, given in (("brentq", {"xtol": 1e-15}), ("newton", {}))
     ),
     Case(KeplerSlopes(KEPLER_EQUATION), sizes={"p": 2}, skipped=NOT_LINEAR, float32=False),
     Case(KeplerCurvature(KEPLER_EQUATION), sizes={"p": 2}, skipped=NOT_LINEAR, float32=False),
