@@ -118,6 +118,12 @@ EXAMPLES = {
         "Nelder-Mead (to 1e-5), and its Hessian agrees with second differences of SciPy's "
         "solves (to 1e-4).",
     ),
+    "directional_training.py": (
+        ["--fast"],
+        "Directional regression:",
+        "Success: the model trained through SciPy's ive to within 0.05 nats of the true "
+        "distribution.",
+    ),
 }
 
 # Over ~10 s of CPU in fast mode (measured on a 2-core machine; see docs/examples/index.md): left
@@ -138,6 +144,7 @@ SLOW = {
     "image_registration.py",
     "bilevel_penalties.py",
     "metric_learning.py",
+    "directional_training.py",
 }
 
 
