@@ -120,6 +120,29 @@ def test_a_batch_keeps_its_axes_in_front_on_both_sides():
     _same(got[2], np.full(4, c, np.float32))
 
 
+def test_a_lone_result_that_fills_its_vector_is_not_copied_and_crosses_bit_for_bit():
+    """One result of a carrier's own type whose size needs no padding is the vector itself
+    (a copy of 40 MB into fresh memory cost a TPU's host about 40 ms); one that needs
+    padding, is broadcast, or is of a narrower type goes into a new vector, its values the
+    same. Both cross bit for bit, batched too."""
+    rng = np.random.default_rng(5)
+    fills = rng.standard_normal((2, 16)).astype(np.float32)  # 16 float32s: 64 bytes
+    wire = Wire.of([fills[0]])
+    (vector,) = wire.write([fills], (2,))
+    assert np.shares_memory(vector, fills)
+    for result, shape in [
+        (rng.standard_normal((2, 15)).astype(np.float32), (15,)),  # padded to 16
+        (np.broadcast_to(np.float32(2.5), (2, 16)), (16,)),  # broadcast
+        (rng.standard_normal((2, 16)), (16,)),  # float64 for a float32 result: cast
+    ]:
+        spec = jax.ShapeDtypeStruct(shape, np.float32)
+        (vector,) = Wire.of([spec]).write([result], (2,))
+        assert not np.shares_memory(vector, result)
+        _same(vector[:, : shape[0]], np.asarray(result, np.float32), held=False)
+    program = _round_trip([fills[0]])
+    _same(jax.jit(jax.vmap(program))(fills)[0], fills)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.int8])
 def test_the_packed_vector_holds_each_array_where_its_counts_say(dtype):
     """The host reads the device's packing: the first array's words come first."""
