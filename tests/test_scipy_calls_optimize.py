@@ -502,3 +502,66 @@ def test_least_squares_refuses_what_scipy_refuses_by_name():
         jo.least_squares(decay_residuals, x0, args=args, bounds=[(0, 1)] * 3)
     with pytest.raises(ValueError, match="least_squares: argument 'f_scale' must be positive"):
         jo.least_squares(decay_residuals, x0, args=args, f_scale=0.0)
+
+
+def quartic(x, c):
+    """``(x₀ - 2)⁴ - c x₀ (+ (x₁ - 1)²)``: its minimiser ``x₀ = 2 + ∛(c/4)`` is degenerate at
+    c = 0, where the Hessian ``12 (x₀ - 2)²`` vanishes, and has no derivative in c (the cube
+    root's is infinite); at c = 1, ``dx₀/dc = (1/12) (1/4)^(-2/3)``."""
+    return (x[0] - 2) ** 4 - c * x[0] + jnp.sum((x[1:] - 1) ** 2)
+
+
+def _minimum(c, **given):
+    return jo.minimize(quartic, jnp.array([0.5]), args=(c,), **given).x[0]
+
+
+def _held(c, **given):  # x₁ held at its bound 0: MinimizeBounded
+    bounds = [(None, None), (None, 0.0)]
+    return jo.minimize(quartic, jnp.array([0.5, -0.5]), (c,), bounds=bounds, **given).x[0]
+
+
+def _constrained(c, **given):  # x₁ ≤ 0 active (multiplier 2): the KKT system
+    held = {"type": "ineq", "fun": lambda x: -x[1]}
+    return jo.minimize(quartic, jnp.array([0.5, -0.5]), (c,), constraints=held, **given).x[0]
+
+
+def _triple_root(c, **given):  # (x - 2)³ = c: x = 2 + ∛c
+    return jo.root(lambda x, c: (x - 2) ** 3 - c, jnp.array([0.5]), args=(c,), **given).x[0]
+
+
+def _double_zero(c, **given):  # the least squares of (x - 2)² - c: x = 2 + √c from 2.5
+    fit = jo.least_squares(lambda x, c: (x - 2) ** 2 - c, jnp.array([2.5]), args=(c,), **given)
+    return fit.x[0]
+
+
+@pytest.mark.parametrize(
+    "solution, at_one",
+    [
+        (_minimum, (1 / 12) * 0.25 ** (-2 / 3)),
+        (_held, (1 / 12) * 0.25 ** (-2 / 3)),
+        (_constrained, (1 / 12) * 0.25 ** (-2 / 3)),
+        (_triple_root, 1 / 3),
+        (_double_zero, 1 / 2),
+    ],
+    ids=["minimize", "bounded", "constrained", "root", "least_squares"],
+)
+def test_a_degenerate_solution_has_its_derivative_refused_by_name_or_nan(solution, at_one):
+    """At c = 0 these solutions are degenerate (a minimum whose Hessian vanishes, a triple
+    root, a double zero of the residual) and have no derivative in c. Refinement reaches
+    the optimality conditions' tolerance there (4 (x - 2)³ is 7e-11 with x 2.6e-4 from 2),
+    and the Jacobian's condition number passes (a 1 x 1 one's is 1 however small it is),
+    so the implicit function theorem's answer was returned silently: 1.2e6 from minimize,
+    7.7e6 bounded, 4.2e6 constrained, 1.7e30 from root, 1.2e4 from least_squares. The
+    Jacobian changes by more than half of itself over the solution's own error there, and the
+    derivative is refused by name now, in both modes and under jit, or NaN on request; the
+    solution itself stands. At c = 1 each is isolated, and its derivative the closed form's."""
+    refused = r"not isolated: the Jacobian of the optimality conditions changes by .* degenerate"
+    assert abs(float(solution(0.0)) - 2) < 1e-3
+    with pytest.raises(OptimizeError, match=refused):
+        jax.grad(solution)(0.0)
+    with pytest.raises(OptimizeError, match=refused), host_errors():
+        jax.block_until_ready(jax.jit(jax.grad(solution))(0.0))
+    with pytest.raises(OptimizeError, match=refused):
+        jax.jvp(solution, (0.0,), (1.0,))
+    assert np.isnan(float(jax.grad(lambda c: solution(c, on_failure="nan"))(0.0)))
+    np.testing.assert_allclose(jax.grad(solution)(1.0), at_one, rtol=1e-8)

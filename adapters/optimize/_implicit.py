@@ -55,6 +55,19 @@ SINGULAR = 1e-12
 isolated solution to differentiate: a singular Jacobian, a non-strict minimum, dependent
 active constraints."""
 
+SETTLED = 1e-2
+"""How much the optimality conditions' Jacobian ``J_z`` may change, relative to itself
+(``‖J_z⁻¹ ΔJ_z‖``), over the solution's own error (the Newton step ``δ = J_z⁻¹ F`` from
+it) before the solution's derivative ``-J_z⁻¹ J_q`` is refused: about the relative error
+that error leaves in the derivative. At an isolated solution it is of the size of ``δ``
+(below 1e-6 on the test problems, mostly the rough differences' own error); at a
+degenerate one it is of order one, ``1 - (1 - 1/k)^(k - 1)`` at a root of ``F`` of
+multiplicity ``k`` (1/2, then 5/9 for the triple root of the gradient at a minimum whose
+Hessian vanishes), where ``|F|`` is small though the solution is far off (``4 (x - 2)³``
+is 1e-11 at ``x = 2 + 1.4e-4``) and the solution has no derivative. ``SINGULAR`` cannot
+tell: the reciprocal condition number of a 1 x 1 ``J_z`` is 1 however small it is.
+``root_scalar`` (``EquationSlopes``) asks the same of ``f'``, from ``f''``."""
+
 MULTIPLIER = float(np.sqrt(EPS))
 """A bound or inequality at its limit whose multiplier is below ``MULTIPLIER`` times the size
 of the terms it sums (``gradient_terms``) is degenerate (weakly active): zero to rounding, the
@@ -144,10 +157,13 @@ def settle(
     Returns ``(z, F, J_z, J_q)`` at the refined solution. Raises ``OptimizeError`` with
     SciPy's ``verdict`` if ``z`` misses the optimality conditions by more than ``LOOSE *
     scale`` (even if SciPy reported success), if refinement does not reach ``TIGHT *
-    scale``, or if ``J_z`` is singular there. ``start=False`` skips the first check (for a
-    point already refined under another active set). Without ``derivatives`` (a call whose
-    result is not differentiated), ``J_q`` is None and ``J_z`` the rough one wherever it
-    passes ``SCREEN`` (see ``require_strict_minimum``); ``z`` is the same either way.
+    scale``, if ``J_z`` is singular there, or, where the solution is differentiated
+    (``derivatives``), if ``J_z`` changes by more than ``SETTLED`` of itself over the
+    solution's own error (a degenerate solution: ``_require_settled``). ``start=False``
+    skips the first check (for a point already refined under another active set). Without
+    ``derivatives`` (a call whose result is not differentiated), ``J_q`` is None and
+    ``J_z`` the rough one wherever it passes ``SCREEN`` (see ``require_strict_minimum``);
+    ``z`` is the same either way.
 
     The first steps reuse one rough ``J_z`` (the chord method: from SciPy's answer they
     converge as fast as Newton's, to rounding), so the accurate derivatives, the costly
@@ -194,6 +210,8 @@ def settle(
             "the derivatives are inexact"
         )
     _require_isolated(system, jz, verdict)
+    if derivatives:
+        _require_settled(system, z, f, jz, verdict)
     return z, f, jz, jq
 
 
@@ -206,6 +224,52 @@ def _require_isolated(system: System, jz: np.ndarray, verdict: str) -> None:
             f"conditions is singular there (reciprocal condition number {rcond:.1e}), so it "
             "has no derivative"
         )
+
+
+def _require_settled(
+    system: System, z: np.ndarray, f: np.ndarray, jz: np.ndarray, verdict: str
+) -> None:
+    """``J_z`` settled over the solution's own error (``SETTLED``), else ``OptimizeError``.
+
+    ``J_z`` at ``z - δ`` from one difference per unknown (``rough_jacobian``); only where
+    that moves it by more than ``SETTLED`` does the accurate one (``linearize``) decide, so
+    that the rough one's own error (about 1e-8 relative, times ``J_z``'s condition number)
+    never refuses an ill-conditioned but isolated solution. Where ``F`` or ``δ`` is exactly
+    zero there is nothing to measure."""
+    if not f.any():
+        return
+    lu, pivots, _ = _getrf(jz)  # (not singular: _require_isolated)
+    step = _getrs(lu, pivots, f)[0]
+    if not step.any():
+        return
+    moved = z - step
+    n = getattr(system, "n", len(jz))
+    change = _relative_change(jz, (lu, pivots), system.rough_jacobian(moved), n)
+    if not change <= SETTLED:
+        change = _relative_change(jz, (lu, pivots), system.linearize(moved)[1], n)
+    if not change <= SETTLED:  # NaN too
+        raise failure(
+            f"{verdict}, but the solution is not isolated: the Jacobian of the optimality "
+            f"conditions changes by {change:.2g} of itself over the solution's own error "
+            f"(the Newton step from it, {_norm(step):.1e}; allowed {SETTLED:g}), so the "
+            "solution is degenerate or multiple (a multiple root, a minimum whose Hessian "
+            "vanishes: there the change is 1/2 at multiplicity 2, 5/9 at 3) and has no "
+            "derivative"
+        )
+
+
+def _relative_change(
+    jz: np.ndarray, factors: tuple[np.ndarray, np.ndarray], other: np.ndarray, n: int
+) -> float:
+    """``‖J_z⁻¹ (other - J_z)‖`` (``factors``: ``J_z``'s LU factors), the norm the max norm
+    induces (the largest row sum), with the unknowns past the first ``n`` (a KKT system's
+    multipliers) in the units of ``_constraints_in_the_objectives_units``: how much, at
+    most, ``other`` in place of ``J_z`` changes the derivatives ``ż = -J_z⁻¹ J_q q̇``,
+    relative to them in the max norm, whichever the direction ``q̇``. The equations' units
+    cancel."""
+    columns = _units(jz, n)[1]
+    change = _getrs(*factors, other - jz)[0] * columns / columns[:, None]
+    return float(np.abs(change).sum(axis=1).max())
 
 
 def settle_active_set(
@@ -288,14 +352,27 @@ def _constraints_in_the_objectives_units(jz: np.ndarray, n: int) -> np.ndarray:
     Hessian flat to 1e-14 in a direction is what the solver's tolerance cannot resolve."""
     if n >= len(jz):
         return jz
+    rows, columns = _units(jz, n)
+    return rows[:, None] * jz * columns
+
+
+def _units(jz: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The factors of ``_constraints_in_the_objectives_units``: powers of 2, one per row
+    (equation) and one per column (unknown) of ``J_z``, 1 for the first ``n``."""
+    rows, columns = np.ones(len(jz)), np.ones(len(jz))
+    if n >= len(jz):
+        return rows, columns
     top = float(np.max(np.abs(jz[:n, :n]), initial=0.0)) or 1.0
     target = np.frexp(top)[1]
-    a = jz.copy()
-    for part, axis in ((a[n:, :], 1), (a[:, n:], 0)):  # constraints' rows, multipliers' columns
-        largest = np.max(np.abs(part), axis=axis, keepdims=True)
+
+    def factors(part: np.ndarray, axis: int) -> np.ndarray:
+        largest = np.max(np.abs(part), axis=axis)
         exponent = np.frexp(np.where(largest > 0, largest, top))[1]
-        part *= np.ldexp(1.0, target - exponent)
-    return a
+        return np.ldexp(1.0, target - exponent)
+
+    rows[n:] = factors(jz[n:, :], 1)  # the constraints' rows
+    columns[n:] = factors(rows[:, None] * jz[:, n:], 0)  # the multipliers', rows scaled
+    return rows, columns
 
 
 def require_strict_minimum(

@@ -17,12 +17,10 @@ import jaxbridge as jb
 from .._shared._failure import MayFail, OnFailure, OptimizeError
 from .._shared._jax_function import JaxScalarEquation, Packing, float_dtype
 from .._shared._result import OptimizeResult
+from ._implicit import SETTLED
 from ._scipy_forms import method_named
 
 _OWNER = "root_scalar"
-SETTLED = 1e-2
-"""How much ``f'`` may change over a root's own error before the root's derivative is
-refused (``EquationSlopes``): about the relative error of that derivative."""
 _BRACKETING = ("brentq", "brenth", "bisect", "ridder", "toms748")
 _FROM_A_START = ("newton", "secant", "halley")
 
@@ -134,9 +132,10 @@ class EquationSlopes(MayFail):
 
     ``at_root``: ``x`` is a root of ``f`` whose derivatives the implicit function theorem is
     to give, ``-(∂f/∂θ) / f'``. Where ``f'`` is not settled there, an ``OptimizeError``
-    (or NaN, ``on_failure="nan"``): where it is 0, or changes by more than ``SETTLED`` of
-    itself over the root's own error ``|f / f'|`` (``|f f''| / f'²``, which tends to
-    ``(k - 1) / k`` at a root of multiplicity ``k``, and to 0 at a simple root). At a
+    (or NaN, ``on_failure="nan"``): where it is 0, or changes by more than ``SETTLED`` (the
+    optimize solvers' own: ``_implicit``) of itself over the root's own error ``|f / f'|``
+    (``|f f''| / f'²``, which tends to ``(k - 1) / k`` at a root of multiplicity ``k``, and
+    to 0 at a simple root). At a
     multiple root that theorem's quotient is 0 / 0: at the double root of ``(x - 2)² - c``
     at ``c = 0`` (where the root ``2 ± √c`` has no derivative) it came out as -4.5e7 from
     newton, ``1 / f'`` at the root's error of 1.1e-8.

@@ -45,7 +45,8 @@ class LeastSquares(ImplicitSolver):
 
     The answer is checked, not trusted: SciPy's point must have ``max|Jᵀr| <= 1e-4 *
     max(1, max|Jᵀr(x0)|)``, Newton steps refine it to 1e-10 of that scale, and the Hessian
-    of ``½|r|²`` there must be positive definite (``r`` determines ``x`` locally).
+    of ``½|r|²`` there must be positive definite (``r`` determines ``x`` locally) and, where
+    the solution is differentiated, settled as ``Minimize``'s.
     Otherwise an ``OptimizeError`` with SciPy's status and message. A call whose result is
     not differentiated checks definiteness as ``Minimize`` does, and never forms ``∂r/∂θ``.
 

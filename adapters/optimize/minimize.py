@@ -44,11 +44,15 @@ class Minimize(ImplicitSolver):
     The answer is checked, not trusted: SciPy's point must have ``max|∇ₓf| <= 1e-4 *
     max(1, max|∇ₓf(x0)|)`` whatever SciPy reports; up to 4 Newton steps refine it to 1e-10
     of that scale, and the Hessian there must be positive definite (a strict minimum;
-    reciprocal condition number at least 1e-12). Otherwise an ``OptimizeError`` with
-    SciPy's status and message. A call whose result is not differentiated checks a Hessian
-    from one forward difference per ``x_j`` (about 1e-8 relative) against thresholds a
-    million times stricter, and computes the accurate one only where those leave a doubt:
-    the same ``x``, and the same verdicts unless the differences are off by about 1e-6.
+    reciprocal condition number at least 1e-12) and, where the minimiser is differentiated,
+    settled: changing by at most 1e-2 of itself over the minimiser's own error (the Newton
+    step from it), which a degenerate minimum's does not (that of ``(x - 2)⁴ - c x`` at ``c
+    = 0``, whose minimiser has no derivative in ``c``; ``_implicit.SETTLED``). Otherwise an
+    ``OptimizeError`` with SciPy's status and message. A call whose result is not
+    differentiated checks a Hessian from one forward difference per ``x_j`` (about 1e-8
+    relative) against thresholds a million times stricter, and computes the accurate one
+    only where those leave a doubt: the same ``x``, and the same verdicts unless the
+    differences are off by about 1e-6.
     L-BFGS-B (SciPy's own routine) and BFGS (SciPy's loop and line search) run without
     ``scipy.optimize.minimize``'s per-evaluation wrapper (the same iterates to the bit;
     SciPy 1.15 to 1.18). What the objective returned at SciPy's first point and its last

@@ -53,7 +53,8 @@ class MinimizeBounded(ImplicitSolver):
     left the box is held, and the refinement repeats (at most 3 rounds). At the end a variable
     at a bound with a gradient below that ``1.5e-8`` times its terms is degenerate (a
     kink of the solution map) and fails, and the Hessian on the free variables must be positive
-    definite. Otherwise an ``OptimizeError`` with SciPy's status and message. ``lower > upper``
+    definite (and, where the solution is differentiated, settled as ``Minimize``'s).
+    Otherwise an ``OptimizeError`` with SciPy's status and message. ``lower > upper``
     or NaN inputs fail the same way. A call whose result is not differentiated checks
     definiteness as ``Minimize`` does.
 

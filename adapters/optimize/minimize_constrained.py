@@ -53,13 +53,14 @@ class MinimizeConstrained(ImplicitSolver):
     max|∇f(x0)|)`` (SciPy's answer must already be within 1e-4); an active inequality whose
     multiplier turns negative is dropped, an inactive one that ends violated is added, and the
     refinement repeats (at most 3 rounds). At the solution the KKT matrix must be nonsingular
-    (independent active constraints), every inequality either clearly inactive (further than
-    ``1.5e-8 * (1 + max|x|)`` from its limit, as a distance) or active with a multiplier above
-    that threshold (else it is degenerate: a kink of the solution map), and the
-    Hessian of the Lagrangian positive definite on the active constraints' null space (a strict
-    minimum). Otherwise an ``OptimizeError`` with SciPy's status and message. A call whose
-    result is not differentiated checks these as ``Minimize`` does, from rough second
-    derivatives unless they leave a verdict in doubt.
+    (independent active constraints) and, where the solution is differentiated, settled as
+    ``Minimize``'s Hessian (a degenerate minimum is refused), every inequality either clearly
+    inactive (further than ``1.5e-8 * (1 + max|x|)`` from its limit, as a distance) or active
+    with a multiplier above that threshold (else it is degenerate: a kink of the solution
+    map), and the Hessian of the Lagrangian positive definite on the active constraints'
+    null space (a strict minimum). Otherwise an ``OptimizeError`` with SciPy's status and
+    message. A call whose result is not differentiated checks these as ``Minimize`` does,
+    from rough second derivatives unless they leave a verdict in doubt.
 
     Derivatives by the implicit function theorem on the KKT equations of the active set
     (inactive inequalities dropped): with ``K`` their Jacobian in ``(x, μ)`` and ``K_θ`` in

@@ -40,8 +40,11 @@ class Root(ImplicitSolver):
     The answer is checked, not trusted: SciPy's point must satisfy ``max|F| <= 1e-4 *
     max(1, max|F(x0)|)`` whatever SciPy reports, then up to 4 Newton steps refine it to
     ``1e-10`` of that scale (the gradient is only as good as the solution), and the Jacobian
-    there must be nonsingular (reciprocal condition number at least 1e-12). Otherwise, or
-    for NaN in ``x0`` or ``theta``: an ``OptimizeError`` with SciPy's status and message.
+    there must be nonsingular (reciprocal condition number at least 1e-12) and, where the
+    root is differentiated, settled: changing by at most 1e-2 of itself over the root's own
+    error (the Newton step from it), which a multiple root's does not (``_implicit.SETTLED``).
+    Otherwise, or for NaN in ``x0`` or ``theta``: an ``OptimizeError`` with SciPy's status
+    and message.
 
     ``"hybr"`` and ``"lm"`` (MINPACK) bound their first step by ``100 |x0|`` (``factor``
     times the scaled start), so from a tiny nonzero start, such as 1e-10, they may stall far
