@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxbridge as jb
 from jaxbridge.adapters._shared._jax_function import (
@@ -19,7 +20,7 @@ from jaxbridge.adapters._shared._jax_function import (
     JaxSquareResidual,
     Packing,
 )
-from jaxbridge.adapters.optimize import Linprog, Nnls
+from jaxbridge.adapters.optimize import Linprog, Nnls, OptimizeError
 from jaxbridge.adapters.optimize._root_scalar_call import (
     EquationCurvature,
     EquationSlopes,
@@ -428,3 +429,17 @@ JAX_GROWTH = JaxGrowth(_jax_growth, Packing.of(np.zeros(2)), Packing.of((np.zero
 KEPLER_EQUATION = JaxScalarEquation(
     _jax_kepler, Packing.of(np.float64(0.0)), Packing.of((1.0, 1.0)), role="f"
 )
+
+
+def assert_derivative_refused(solution, match):
+    """The derivative of the scalar ``solution(c)`` at ``c = 0`` is refused by name, an
+    ``OptimizeError`` matching ``match``, in reverse mode, under ``jax.jit(jax.grad)`` (where
+    XLA drops a forward whose value is unused) and in forward mode; and is NaN where
+    ``solution`` is given ``on_failure="nan"``."""
+    with pytest.raises(OptimizeError, match=match):
+        jax.grad(solution)(0.0)
+    with pytest.raises(OptimizeError, match=match), jb.host_errors():
+        jax.block_until_ready(jax.jit(jax.grad(solution))(0.0))
+    with pytest.raises(OptimizeError, match=match):
+        jax.jvp(solution, (0.0,), (1.0,))
+    assert np.isnan(float(jax.grad(lambda c: solution(c, on_failure="nan"))(0.0)))
