@@ -68,9 +68,9 @@ def loss(params, x, y, native=False):
     return negative_log_likelihood(kappa, mu, y, native)
 
 
-def truth(x, rng_state):
+def truth(x, coefficients):
     """The true mean direction and concentration at features ``x``."""
-    a, c = rng_state
+    a, c = coefficients
     mu = np.tanh(x @ a)
     mu /= np.linalg.norm(mu, axis=-1, keepdims=True)
     kappa = 2.0 + 18.0 / (1.0 + np.exp(-x @ c))
@@ -98,8 +98,8 @@ def sample_vmf(mu, kappa, rng):
     return w[:, None] * mu + np.sqrt(1 - w**2)[:, None] * v
 
 
-def true_loss(x, y, state):
-    kappa, mu = truth(x, state)
+def true_loss(x, y, coefficients):
+    kappa, mu = truth(x, coefficients)
     log_iv = np.log(scipy.special.ive(ORDER, kappa)) + kappa
     normaliser = ORDER * np.log(kappa) - (P / 2) * np.log(2 * np.pi) - log_iv
     return float(-np.mean(normaliser + kappa * np.sum(mu * y, axis=-1)))
@@ -200,9 +200,9 @@ def main():
     print(f"{samples:,} samples, {steps} steps of Adam, {jax.default_backend()} backend")
 
     rng = np.random.default_rng(0)
-    state = (rng.standard_normal((FEATURES, P)), rng.standard_normal(FEATURES) / 2)
+    coefficients = (rng.standard_normal((FEATURES, P)), rng.standard_normal(FEATURES) / 2)
     x_all = rng.standard_normal((2 * samples, FEATURES))
-    kappa, mu = truth(x_all, state)
+    kappa, mu = truth(x_all, coefficients)
     y_all = sample_vmf(mu, kappa, rng)
     x, y = jnp.asarray(x_all[:samples], jnp.float32), jnp.asarray(y_all[:samples], jnp.float32)
     x_val, y_val = x_all[samples:], y_all[samples:]
@@ -222,9 +222,9 @@ def main():
     fitted = float(
         held_out(params, jnp.asarray(x_val, jnp.float32), jnp.asarray(y_val, jnp.float32))
     )
-    best = true_loss(x_val, y_val, state)
+    best = true_loss(x_val, y_val, coefficients)
     _, mu_fit = predict(params, jnp.asarray(x_val, jnp.float32))
-    _, mu_true = truth(x_val, state)
+    _, mu_true = truth(x_val, coefficients)
     angle = np.degrees(np.arccos(np.clip(np.sum(np.asarray(mu_fit) * mu_true, -1), -1, 1)))
     print(
         f"held-out loss per sample: {start:.4f} at the start, {fitted:.4f} fitted, "
